@@ -89,9 +89,7 @@ type Config struct {
 	// so it may be up to 25% above the true one (less a nanosecond: a
 	// p99 of 2^20 ns is read as 2^20 + 2^18 − 1). Whether a period's
 	// p99 exceeds LatencyFactor times the baseline in force when the
-	// period began is decided exactly (for a period whose first request
-	// came while the one before it was still being judged, the baseline
-	// before that judgment).
+	// period began is decided exactly.
 	Baseline time.Duration
 	// IsError reports whether a response status counts as an error; the
 	// default counts 5xx. It is never asked about a request whose client
@@ -606,6 +604,9 @@ func (w *window) merge(v *window) {
 	w.n.Add(v.n.Load())
 	w.errs.Add(v.errs.Load())
 	w.over.Add(v.over.Load())
+	if v.prov.Load() {
+		w.over.Add(v.overKept(w.slowOver))
+	}
 	for i := range w.buckets {
 		w.buckets[i].Add(v.buckets[i].Load())
 	}
@@ -684,6 +685,11 @@ func (c *Controller) judge(w *window, now time.Time) *window {
 	// one) begins with the threshold of the baseline this period leaves.
 	c.publish()
 	next := c.following(w, now)
+	if next.prov.Load() {
+		// Made by a request before this judgment: its threshold is the
+		// one of the baseline it leaves, as for a window made now.
+		next.settle(time.Duration(mulPermille(int64(c.base), c.factor)))
+	}
 	// In course before the Logger's handler runs: one that panics leaves
 	// the period judged, not to be judged again.
 	c.win.Store(next)
@@ -877,8 +883,8 @@ func (c *Controller) Handler(next http.Handler) http.Handler {
 // histogram with four buckets per power of two (each spanning a quarter of
 // the power of two it splits: its top is less than 25% above its bottom),
 // lock-free, and counts exactly those slower than slowOver, the threshold
-// in force when the window was made (LatencyFactor times the baseline; 0
-// while the baseline is unknown).
+// of the baseline the period before it leaves (LatencyFactor times the
+// baseline; 0 while the baseline is unknown).
 //
 // The windows not judged yet form a list, from the Controller's win (the
 // period in course as of the last evaluation) by next, in the order of
@@ -898,19 +904,73 @@ type window struct {
 	// window after it, plus sealed once the evaluation judging it has
 	// begun: then no request is counted in it any more, and none but the
 	// evaluation links a window after it but at the end of the list.
-	state   atomic.Int64
+	state atomic.Int64
+	// A window a request made (see add) is provisional until the period
+	// before it is judged, which gives it its threshold: meanwhile its
+	// requests' latencies are kept in lats (provIn of them being added),
+	// to be judged against it then (see settle).
+	prov    atomic.Bool
+	provIn  atomic.Int64
+	lats    atomic.Pointer[latChunk]
 	buckets [64 * 4]atomic.Int64
+}
+
+// latChunk holds latencies of a provisional window: n counts the slots
+// taken (beyond len(v): full), next the chunk filled before.
+type latChunk struct {
+	n    atomic.Int64
+	v    [128]time.Duration
+	next *latChunk
 }
 
 // sealed marks a window's state once its evaluation has begun.
 const sealed = 1 << 62
 
 // newWindow returns a window of the period [from, from+Period) with the
-// threshold of the baseline as last set; next is what follows it.
+// threshold of the baseline as last set (by the judgment of the period
+// before it); next is what follows it. It requires c.mu.
 func (c *Controller) newWindow(from time.Time, next *window) *window {
 	w := &window{slowOver: time.Duration(mulPermille(c.baseNow.Load(), c.factor)), from: from, until: from.Add(c.cfg.Period)}
 	w.next.Store(next)
 	return w
+}
+
+// provisional returns a provisional window of the period [from,
+// from+period), made by a request: its threshold is known once the periods
+// before it are judged (see settle); next is what follows it.
+func provisional(from time.Time, period time.Duration, next *window) *window {
+	w := &window{from: from, until: from.Add(period)}
+	w.prov.Store(true)
+	w.next.Store(next)
+	return w
+}
+
+// settle gives w, provisional, its threshold slowOver, counting the
+// requests kept over it. It requires c.mu.
+func (w *window) settle(slowOver time.Duration) {
+	w.slowOver = slowOver // before prov is cleared: read by count once it is
+	w.prov.Store(false)
+	for w.provIn.Load() != 0 {
+		runtime.Gosched() // a count in course, a few operations
+	}
+	w.over.Add(w.overKept(slowOver))
+	w.lats.Store(nil)
+}
+
+// overKept returns how many of the latencies kept by w, provisional until
+// no request was adding any more, exceed slowOver (0: none).
+func (w *window) overKept(slowOver time.Duration) (n int64) {
+	if slowOver <= 0 {
+		return 0
+	}
+	for k := w.lats.Load(); k != nil; k = k.next {
+		for _, d := range k.v[:min(k.n.Load(), int64(len(k.v)))] {
+			if d > slowOver {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // periodStart returns the start of the period holding t, periods following
@@ -927,6 +987,7 @@ func (c *Controller) periodStart(from, t time.Time) time.Time {
 // enter reports whether w is not sealed, counting the caller in until it
 // calls leave if so.
 func (w *window) enter() bool {
+	// The caller then counts in it with count.
 	if w.state.Add(1)&sealed != 0 {
 		w.state.Add(-1)
 		return false
@@ -965,7 +1026,7 @@ func (c *Controller) add(t time.Time, d time.Duration, isErr bool) {
 				} else {
 					late = true
 				}
-				w.next.CompareAndSwap(nil, c.newWindow(from, nil))
+				w.next.CompareAndSwap(nil, provisional(from, c.cfg.Period, nil))
 				continue
 			}
 			late = late || t.Before(w.until)
@@ -981,7 +1042,7 @@ func (c *Controller) add(t time.Time, d time.Duration, isErr bool) {
 		// is not sealed (an evaluation waits, then moves past it).
 		nx := w.next.Load()
 		if nx == nil || t.Before(nx.from) {
-			nw := c.newWindow(c.periodStart(w.until, t), nx)
+			nw := provisional(c.periodStart(w.until, t), c.cfg.Period, nx)
 			if !w.next.CompareAndSwap(nx, nw) {
 				w.leave()
 				continue
@@ -1020,11 +1081,40 @@ func (w *window) count(d time.Duration, isErr bool) {
 	// cannot make it look slower or failing than it is).
 	w.n.Add(1)
 	w.buckets[bucket(d)].Add(1)
-	if w.slowOver > 0 && d > w.slowOver {
+	if !w.kept(d) && w.slowOver > 0 && d > w.slowOver {
 		w.over.Add(1)
 	}
 	if isErr {
 		w.errs.Add(1)
+	}
+}
+
+// kept reports whether w is provisional, keeping d among its latencies
+// to be judged against its threshold once known (see settle) if so.
+func (w *window) kept(d time.Duration) bool {
+	if !w.prov.Load() {
+		return false
+	}
+	w.provIn.Add(1)
+	defer w.provIn.Add(-1)
+	if !w.prov.Load() {
+		return false // settled since: slowOver is known
+	}
+	w.keep(d)
+	return true
+}
+
+// keep keeps d among the latencies of w, provisional.
+func (w *window) keep(d time.Duration) {
+	for {
+		k := w.lats.Load()
+		if k != nil {
+			if i := k.n.Add(1) - 1; i < int64(len(k.v)) {
+				k.v[i] = d
+				return
+			}
+		}
+		w.lats.CompareAndSwap(k, &latChunk{next: k})
 	}
 }
 

@@ -218,16 +218,17 @@ func TestControllerPendingEvaluationThroughFeedback(t *testing.T) {
 	}
 }
 
-// TestControllerPendingWindowKeepsPriorBaseline: Config.Baseline: whether
-// a period's p99 exceeds LatencyFactor times "the baseline in force when
-// the period began" is decided exactly, "for a period whose first request
-// came while the one before it was still being judged, the baseline
-// before that judgment". Here the first minute teaches a baseline of
+// TestControllerPendingWindowThresholdOfItsBaseline: Config.Baseline:
+// whether a period's p99 exceeds LatencyFactor times "the baseline in
+// force when the period began" is decided exactly; also for a period
+// whose requests came while the one before it was still being judged,
+// which sets that baseline. Here the first minute teaches a baseline of
 // about 10 ms; its evaluation stalls, and the second minute's requests,
-// a second each and failing, are judged against the baseline before it,
-// none: failing but not slow, the level holds at 1 (judged against the
-// learned one, they would lower it to 0.8).
-func TestControllerPendingWindowKeepsPriorBaseline(t *testing.T) {
+// a second each and failing, are slow against it: the level drops to
+// 0.8. (The window the second minute's requests made, before the first
+// was judged, had the threshold of no baseline: never slow, the level
+// held at 1.)
+func TestControllerPendingWindowThresholdOfItsBaseline(t *testing.T) {
 	clock := &stallClock{Clock: algotest.NewClock(t0)}
 	c, err := adaptive.New(newMiddleware(t, 100), adaptive.Config{Clock: clock})
 	if err != nil {
@@ -250,7 +251,7 @@ func TestControllerPendingWindowKeepsPriorBaseline(t *testing.T) {
 	if got := c.Baseline(); got < 10*time.Millisecond || got > 13*time.Millisecond {
 		t.Fatalf("Baseline() = %v, want about 10ms, learned from the first minute", got)
 	}
-	if got := c.Level(); got != 1 {
-		t.Errorf("level %v, want 1 (the second minute judged against no baseline: failing, not slow)", got)
+	if got := c.Level(); got != 0.8 {
+		t.Errorf("level %v, want 0.8 (the second minute slow against the baseline the first taught, and failing)", got)
 	}
 }

@@ -16,7 +16,9 @@ import (
 // while the clock moves on and evaluations judge the periods that ended
 // are each counted once, in a window of the list (periods in order, not
 // overlapping), and every window whose period ended is sealed (judged)
-// after the last evaluation.
+// after the last evaluation; each counted over the threshold (all are),
+// also in the windows the requests made before the period before them
+// was judged (provisional, then settled).
 func TestWindowsKeepEveryRequest(t *testing.T) {
 	clock := algotest.NewClock(time.Unix(1_700_000_000, 0))
 	store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
@@ -36,7 +38,8 @@ func TestWindowsKeepEveryRequest(t *testing.T) {
 	for g := range goroutines {
 		wg.Go(func() {
 			for i := range each {
-				c.Observe(time.Duration(i%7)*time.Millisecond, 200+303*((i+g)%50/49))
+				// All over the threshold of 2 ms.
+				c.Observe(time.Duration(3+i%7)*time.Millisecond, 200+303*((i+g)%50/49))
 			}
 		})
 	}
@@ -68,6 +71,9 @@ func TestWindowsKeepEveryRequest(t *testing.T) {
 	var prev *window
 	for w := first; w != nil; w = w.next.Load() {
 		n += w.n.Load()
+		if w.over.Load() != w.n.Load() || w.prov.Load() {
+			t.Errorf("window [%v, %v): %d requests over the threshold of %d (provisional %v), want all", w.from, w.until, w.over.Load(), w.n.Load(), w.prov.Load())
+		}
 		if prev != nil && w.from.Before(prev.until) {
 			t.Errorf("window [%v, %v) after [%v, %v)", w.from, w.until, prev.from, prev.until)
 		}
