@@ -506,8 +506,11 @@ func (c *Controller) maybeEvaluate(o *sample) time.Time {
 	// restarting the period as early as it read.
 	at := now
 	now = c.cfg.Clock.Now()
-	if c.restart(now) || now.Before(c.ends) {
+	if restarted := c.restart(now); restarted || now.Before(c.ends) {
 		if o != nil {
+			if restarted {
+				at = now // not a reading of the clock before it was set back
+			}
 			c.add(at, o.latency, o.isErr)
 		}
 		if c.seen.reloaded(c.t) {
@@ -987,7 +990,6 @@ func (c *Controller) periodStart(from, t time.Time) time.Time {
 // enter reports whether w is not sealed, counting the caller in until it
 // calls leave if so.
 func (w *window) enter() bool {
-	// The caller then counts in it with count.
 	if w.state.Add(1)&sealed != 0 {
 		w.state.Add(-1)
 		return false

@@ -255,3 +255,35 @@ func TestControllerPendingWindowThresholdOfItsBaseline(t *testing.T) {
 		t.Errorf("level %v, want 0.8 (the second minute slow against the baseline the first taught, and failing)", got)
 	}
 }
+
+// TestControllerStalledEvaluatorClockSetBack: the request whose
+// evaluation stalled read the clock before it was set back (an hour
+// before the first minute): its second reading restarts the period, and
+// the request counts in the restarted period, not in one of the timeline
+// before the correction, an hour ahead, left unjudged until the clock
+// came back there.
+func TestControllerStalledEvaluatorClockSetBack(t *testing.T) {
+	clock := &stallClock{Clock: algotest.NewClock(t0)}
+	c, err := adaptive.New(newMiddleware(t, 100), adaptive.Config{Clock: clock, Baseline: 10 * time.Millisecond, MinSamples: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Minute)
+	stalled, release := clock.stallRead(2)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.Observe(time.Second, 503) // read at 60 s
+	}()
+	hangguard.Await(t, stalled, 10*time.Second, "the evaluating request's reading")
+	clock.Set(t0.Add(-time.Hour)) // corrected
+	release()
+	hangguard.Await(t, done, 10*time.Second, "the evaluating request")
+	clock.Advance(time.Minute) // the restarted period is over
+	if err := c.Evaluate(); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Level(); got != 0.8 {
+		t.Errorf("level %v at the restarted period's end, want 0.8 (its one request slow and failing)", got)
+	}
+}
