@@ -154,6 +154,11 @@ type Controller struct {
 	// Logger's handler).
 	levelNow, baseNow atomic.Int64
 
+	// restarts counts the periods restarted by a clock set back (see
+	// restart): a request that read the clock before one is counted in
+	// the restarted period (see add).
+	restarts atomic.Uint64
+
 	// The requests in flight (see Begin), counted per slot of a
 	// sixteenth of Period by when they began: cur is the slot in course;
 	// flights, guarded by fmu, every slot that may have requests in
@@ -485,6 +490,7 @@ func longer(to, from int64, d time.Duration) bool {
 // is busy, counts o (if not nil) in the period of the clock's first
 // reading, and returns the clock's time.
 func (c *Controller) maybeEvaluate(o *sample) time.Time {
+	gen := c.restarts.Load()
 	now := c.cfg.Clock.Now()
 	// Measured from origin as now.Before(c.ends) measures: on the
 	// monotonic clock when the times have one, not on the wall clock
@@ -495,7 +501,7 @@ func (c *Controller) maybeEvaluate(o *sample) time.Time {
 		// Nothing to do, or another goroutine is at it: o counts in
 		// its period, whether that one is judged yet or not.
 		if o != nil {
-			c.add(now, o.latency, o.isErr)
+			c.add(now, gen, o.latency, o.isErr)
 		}
 		return now
 	}
@@ -511,7 +517,7 @@ func (c *Controller) maybeEvaluate(o *sample) time.Time {
 			if restarted {
 				at = now // not a reading of the clock before it was set back
 			}
-			c.add(at, o.latency, o.isErr)
+			c.add(at, gen, o.latency, o.isErr)
 		}
 		if c.seen.reloaded(c.t) {
 			c.logFailed(c.apply())
@@ -523,12 +529,12 @@ func (c *Controller) maybeEvaluate(o *sample) time.Time {
 	// the period of now, once the periods before are judged (so that its
 	// window has the threshold of the baseline they leave).
 	if o != nil && at.Before(c.periodStart(c.ends, now)) {
-		c.add(at, o.latency, o.isErr)
+		c.add(at, gen, o.latency, o.isErr)
 		o = nil
 	}
 	err := c.evaluate(now)
 	if o != nil {
-		c.add(at, o.latency, o.isErr)
+		c.add(at, gen, o.latency, o.isErr)
 	}
 	c.logFailed(err)
 	return now
@@ -573,6 +579,7 @@ func (c *Controller) restart(now time.Time) bool {
 	// The windows not judged are sealed and their counts moved to the
 	// restarted period's, linked after them: a request counted meanwhile
 	// goes on to it (see add).
+	c.restarts.Add(1) // before sealing: see add
 	head := c.win.Load()
 	nw := &window{slowOver: head.slowOver, from: now, until: now.Add(c.cfg.Period)}
 	for w := head; ; {
@@ -1011,13 +1018,17 @@ func (w *window) seal() {
 // add counts a request observed at t that took latency d in the window of
 // t's period: the first one not judged (a clock set back, a request whose
 // period was judged while its goroutine was paused between its reading of
-// the clock and the count), or one after it, made as the first request of
-// its period if there is none.
-func (c *Controller) add(t time.Time, d time.Duration, isErr bool) {
+// the clock and the count, one that read the clock before a restart, gen
+// being c.restarts before that reading), or one after it, made as the
+// first request of its period if there is none.
+func (c *Controller) add(t time.Time, gen uint64, d time.Duration, isErr bool) {
 	w := c.win.Load()
-	late := false
+	late := c.restarts.Load() != gen
 	for {
 		if !w.enter() {
+			// Sealed by a restart (which counts itself first), t is a
+			// reading of the clock before it was set back.
+			late = late || c.restarts.Load() != gen
 			// Judged, or being judged: the request counts in the window
 			// after it; one is linked at the end of the list if none is.
 			nx := w.next.Load()

@@ -287,3 +287,36 @@ func TestControllerStalledEvaluatorClockSetBack(t *testing.T) {
 		t.Errorf("level %v at the restarted period's end, want 0.8 (its one request slow and failing)", got)
 	}
 }
+
+// TestControllerReadingBeforeSetBackCountsInRestarted: a request that
+// read the clock before it was set back, and is counted only after
+// another request restarted the period at the corrected time (paused
+// between its reading and its count), counts in the restarted period,
+// not in one of the timeline before the correction, an hour ahead, left
+// unjudged until the clock came back there.
+func TestControllerReadingBeforeSetBackCountsInRestarted(t *testing.T) {
+	clock := &lateClock{Clock: algotest.NewClock(t0)}
+	c, err := adaptive.New(newMiddleware(t, 100), adaptive.Config{Clock: clock, Baseline: 10 * time.Millisecond, MinSamples: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(59 * time.Second)
+	read, releaseRead := clock.late()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.Observe(time.Second, 503) // reads 59 s, held
+	}()
+	hangguard.Await(t, read, 10*time.Second, "the first request's reading")
+	clock.Set(t0.Add(-time.Hour))       // corrected
+	c.Observe(10*time.Millisecond, 200) // restarts the period
+	releaseRead()
+	hangguard.Await(t, done, 10*time.Second, "the first request")
+	clock.Advance(time.Minute) // the restarted period is over
+	if err := c.Evaluate(); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Level(); got != 0.8 {
+		t.Errorf("level %v at the restarted period's end, want 0.8 (a request slow and failing of its two)", got)
+	}
+}
