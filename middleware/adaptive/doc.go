@@ -156,6 +156,11 @@
 // one that ends does, or one that stops being in flight (its client gone,
 // a wait on its client begun), before it stops: a hang is seen as new
 // requests arrive, as its own end or leave, or at a ticker's Evaluate.
+// (But for one that stops while another request's evaluation of the
+// period is under way: it does not wait for it, and is no sample of the
+// period if that evaluation, paused (a VM pause), counts the requests in
+// flight after it stopped. Its latency is observed, in the period it
+// ends in.)
 //
 // Long-lived requests are requests in flight too: a stream (server-sent
 // events, long polling) waits for its events in its handler's own time,

@@ -320,3 +320,42 @@ func TestControllerReadingBeforeSetBackCountsInRestarted(t *testing.T) {
 		t.Errorf("level %v at the restarted period's end, want 0.8 (a request slow and failing of its two)", got)
 	}
 }
+
+// TestControllerEndDuringPendingEvaluation: the package documentation
+// ("Requests that do not return"): a request that ends judges the period
+// that ended before it stops being in flight, but not while another
+// goroutine's evaluation of it is pending (paused): it then stops without
+// being a sample of that period. Here, at level 0.8, a request in flight
+// a minute (over a threshold of 20 ms) ends while the evaluation of the
+// minute is stalled: the minute, without it, is quiet and healthy (0.9);
+// judged with it, it would be slow and hold the level at 0.8.
+func TestControllerEndDuringPendingEvaluation(t *testing.T) {
+	clock := &stallClock{Clock: algotest.NewClock(t0)}
+	c, err := adaptive.New(newMiddleware(t, 100), adaptive.Config{Clock: clock, Baseline: 10 * time.Millisecond, MinSamples: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	observe(c, 1, 1, time.Second) // slow and failing
+	clock.Advance(time.Minute)
+	if err := c.Evaluate(); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Level(); got != 0.8 {
+		t.Fatalf("level %v, want 0.8 (the test's premise)", got)
+	}
+	r := c.Begin() // in flight all the next minute
+	clock.Advance(time.Minute)
+	stalled, release := clock.stallRead(2)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.Begin().End() // the evaluating request
+	}()
+	hangguard.Await(t, stalled, 10*time.Second, "the evaluating request's reading")
+	r.End() // stops while the evaluation is stalled
+	release()
+	hangguard.Await(t, done, 10*time.Second, "the evaluating request")
+	if got := c.Level(); got != 0.9 {
+		t.Errorf("level %v, want 0.9 (the hung request ended before the stalled evaluation judged the minute)", got)
+	}
+}
