@@ -1034,10 +1034,10 @@ func (c *Controller) add(t time.Time, gen uint64, d time.Duration, isErr bool) {
 			nx := w.next.Load()
 			if nx == nil {
 				from := w.until
-				if !t.Before(from) {
-					from = c.periodStart(from, t)
+				if late || t.Before(from) {
+					late = true // the next period will do
 				} else {
-					late = true
+					from = c.periodStart(from, t)
 				}
 				w.next.CompareAndSwap(nil, provisional(from, c.cfg.Period, nil))
 				continue
