@@ -50,15 +50,17 @@ import (
 // least weight, and of equal weights the one holding the fewest units (the
 // first sampled of those that tie in both). A key's weight is the units it
 // has in use times the share of the capacity it is reckoned at that they
-// are: u·u/C, so 100 of 100 weighs 100, 99 of 100 weighs 98.01, and 10 of
-// 100 weighs 1, as much as 1 of 1 (and holding more, outlasts it). So a
-// flood of new keys, each of which made one request (weighing 1/C, at
-// most 1), evicts its own kind before a client that is actively being
-// limited; and an attacker displaces a client only with keys that each
-// weigh more, or as much and hold at least as many units, which takes at
-// least the client's weight in units a key (a key weighs at most its
-// units, unless a raised limit let it count past its capacity): all it
-// holds, for a client at its limit. Keys of a Spec of capacity 1, using
+// are, a share above 1 taken as 1: u·min(u, C)/C, so 100 of 100 weighs
+// 100, 99 of 100 weighs 98.01, and 10 of 100 weighs 1, as much as 1 of 1
+// (and holding more, outlasts it); a key counting past the capacity it is
+// reckoned at weighs its units (see below). So a flood of new keys, each
+// of which made one request (weighing 1/C, at most 1), evicts its own kind
+// before a client that is actively being limited; and an attacker
+// displaces a client only with keys that each weigh more, or as much and
+// hold at least as many units, which takes at least the client's weight
+// in units a key (a key weighs at most its units, whatever its Spec and
+// the limits its checks are judged at): all it holds, for a client at its
+// limit. Keys of a Spec of capacity 1, using
 // all of it after one request each, displace only clients weighing less
 // than 1 (holding less than the square root of their capacity: 9 of 100)
 // or holding 1 of 1 (a tie in both). Against the share alone, weight
@@ -88,24 +90,26 @@ import (
 // limit). The other keys of its Spec and shard, checked in those periods
 // at the Spec's limit or at a higher lowered one, are reckoned at the
 // lowest too, as using more than they do (a key using 1 of 1000 beside one
-// held to 10 counts as 1 of 10):
-// with a limit raised back from 10 to 50, the keys are reckoned at 50 once
-// no check at 10 is in either period.
+// held to 10 counts as 1 of 10), but never as weighing more than their
+// units (one using 40 of 1000 beside it weighs 40, not 160: a client at
+// 100 of 100 of another Spec outlasts any number of such keys); with a
+// limit raised back from 10 to 50, the keys are reckoned at 50 once no
+// check at 10 is in either period.
 //
 // A check judged at a limit above its Spec's (fixed_window, sliding_window
 // and sliding_buckets: see [Check.Limit]) records nothing: its key is
 // reckoned at its Spec's capacity (or the lowest lowered limit, as above),
-// and its share is everything its state counts, which such checks may
-// take past that capacity: a share above 1, more than any key checked at
-// its Spec's own limit can hold, and a weight above its units. So a client
-// let past its Spec's limit by a raised one is the last of its Spec's keys
-// to go, and an attacker displaces it only with keys that each weigh as
-// much (150 of 100 weighs 225: keys of a raised limit using as much, or
-// keys at the limit of a Spec of capacity 225 or more, holding 225 units
-// or more each). A raised limit neither shortens a
-// key's life (a key is idle when its counts have left the window,
-// whatever the limit) nor lowers the capacity its Spec's other keys are
-// reckoned at.
+// and its state may count past that capacity: more than any key checked
+// at its Spec's own limit can hold, weighing its units (150 of 100 weighs
+// 150). So a client let past its Spec's limit by a raised one is the last
+// of its Spec's keys to go, and an attacker displaces it only with keys
+// that each hold 150 units or more, as for a client at a limit of 150;
+// and keys of an attacker's own raised limit (a Spec of 10 raised to 1000,
+// say) weigh their units too, so they displace a client only holding at
+// least its weight in units each, as any other keys. A raised limit
+// neither shortens a key's life (a key is idle when its counts have left
+// the window, whatever the limit) nor lowers the capacity its Spec's
+// other keys are reckoned at.
 //
 // Len never exceeds the bound (rounded up to a multiple of the number of
 // shards, as WithMaxKeys says), except after a Take on more new and held
@@ -280,7 +284,8 @@ func WithClock(c Clock) MemoryOption {
 // default, means no bound). At the bound, a new key takes the place of one
 // of a random sample of the keys of its shard: an idle one if the sample
 // has one, else the one of least weight — the units u it has in use times
-// its share u/C of the capacity C it is reckoned at, u·u/C — and of equal
+// its share u/C of the capacity C it is reckoned at (1 when above),
+// u·min(u, C)/C, at most u — and of equal
 // weights the one holding the fewest units. So a key is displaced only by
 // keys that each weigh more, or as much and hold at least as many units:
 // 100 of 100 (weighing 100) and 99 of 100 (98.01) outlast any number of
@@ -1406,8 +1411,9 @@ func (sh *shard) sweep(t int64) int {
 }
 
 // evict removes one key of sh, chosen among a few sampled ones: an idle one
-// if any, else the one of least weight, u·u/C for u units in use of the
-// capacity C its table reckons its keys at (see table.reckoned), and of
+// if any, else the one of least weight, u·min(u, C)/C for u units in use
+// of the capacity C its table reckons its keys at (see table.reckoned;
+// see cmpWeight), and of
 // equal weights the one holding fewer units. Every table of the shard that
 // holds keys gets its part of the sample, so a flood of new keys under one
 // Spec is weighed against the clients limited under another. It spares
@@ -1445,8 +1451,8 @@ func (sh *shard) evict(t int64, h uint64, ops []pending, perShard int) bool {
 	// consider reports whether the search of the current table can stop.
 	// The spared keys are not counted among those sampled: a Take on many
 	// keys of the shard must not keep the search from the others.
-	// It compares the weights used²/capacity and bestUsed²/bestCap
-	// cross-multiplied (see cmpWeight). Of two keys of equal weights, the
+	// It compares the weights used·min(used, capacity)/capacity and
+	// bestUsed's alike, cross-multiplied (see cmpWeight). Of two keys of equal weights, the
 	// one holding fewer units goes: a key of a Spec of capacity 1 weighs
 	// 1 after one request, as much as a client holding 10 of 100.
 	consider := func(tb *table, k uint64, used, capacity int64) bool {
@@ -1723,14 +1729,17 @@ func (s *MemoryStore) lookQueue(c *Check, t int64) Decision {
 	return d
 }
 
-// cmpWeight compares the eviction weights u1²/c1 and u2²/c2 (u >= 0, c >=
-// 1), returning -1, 0 or +1: u1²·c2 with u2²·c1, exactly in 192 bits
-// (counts and capacities are at most MaxLimit, a count above its capacity
-// after checks judged at a raised limit, so 2^90 would do, but the
-// comparison does not rely on it).
+// cmpWeight compares the eviction weights u1·min(u1, c1)/c1 and
+// u2·min(u2, c2)/c2 (u >= 0, c >= 1), returning -1, 0 or +1: u1·min(u1,
+// c1)·c2 with u2·min(u2, c2)·c1, exactly in 192 bits (counts and
+// capacities are at most MaxLimit, but the comparison does not rely on
+// it). A key's weight is its units times its share of the capacity it is
+// reckoned at, the share taken as 1 when above: a count past that
+// capacity (a raised limit's, or the Spec's own beside a key judged at a
+// lowered one) weighs its units, never more.
 func cmpWeight(u1, c1, u2, c2 int64) int {
-	a1, a0 := mul192(mul(u1, u1), c2)
-	b1, b0 := mul192(mul(u2, u2), c1)
+	a1, a0 := mul192(mul(u1, min(u1, c1)), c2)
+	b1, b0 := mul192(mul(u2, min(u2, c2)), c1)
 	switch {
 	case a1 < b1:
 		return -1
