@@ -175,11 +175,29 @@ func runJudgedDiff(seed uint64, kind algorithms.Kind, steps int) string {
 			for i := range checks {
 				sp := specs[r.IntN(len(specs))]
 				checks[i] = algorithms.Check{Spec: sp, Key: keys[r.IntN(len(keys))], Cost: 1 + r.Int64N(min(sp.Limit, 3))}
-				switch r.IntN(4) {
+				switch r.IntN(5) {
 				case 0:
 				case 1:
 					if sp.Algorithm.Raisable() {
 						checks[i].Limit = sp.Limit + 1 + r.Int64N(3*sp.Limit)
+						if r.IntN(3) == 0 {
+							// A cost above the Spec's limit, within the
+							// raised one.
+							checks[i].Cost = sp.Limit + 1 + r.Int64N(checks[i].Limit-sp.Limit)
+						}
+						break
+					}
+					fallthrough
+				case 2:
+					if r.IntN(4) == 0 {
+						// The ends and just past them: MaxLimit (an
+						// error for sliding_log), a cost above the
+						// judged limit, a limit out of range.
+						lim := []int64{algorithms.MaxLimit, algorithms.MaxLimit + 1, -1, 1, sp.Limit + 1}[r.IntN(5)]
+						checks[i].Limit = lim
+						if lim >= 1 && r.IntN(2) == 0 {
+							checks[i].Cost = lim + 1
+						}
 						break
 					}
 					fallthrough
