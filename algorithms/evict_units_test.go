@@ -120,3 +120,34 @@ func TestMemoryStoreEvictionRaisedClientWeighsItsUnits(t *testing.T) {
 		})
 	}
 }
+
+// TestMemoryStoreEvictionReckonsBesideALoweredKey: a key using 1 of a Spec
+// of 1000, beside a key of its Spec judged at a lowered limit of 10,
+// counts as 1 of 10 (weighing 0.1), as the MemoryStore documentation says,
+// so it outlasts a flood of keys using 1 of 100 (0.01 each); alone in its
+// Spec it weighs 0.001 and goes before them.
+func TestMemoryStoreEvictionReckonsBesideALoweredKey(t *testing.T) {
+	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1000, Window: time.Minute}
+	flood := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 100, Window: time.Minute}
+	for _, lowered := range []bool{true, false} {
+		t.Run(fmt.Sprintf("lowered=%v", lowered), func(t *testing.T) {
+			s, _ := newStore(t, algorithms.WithMaxKeys(256))
+			if lowered {
+				take(t, s, algorithms.Check{Spec: spec, Key: "held", Limit: 10})
+			}
+			take(t, s, algorithms.Check{Spec: spec, Key: "light"})
+			for i := range 4000 {
+				if d := take(t, s, algorithms.Check{Spec: flood, Key: "flood" + strconv.Itoa(i)})[0]; !d.Allowed {
+					t.Fatalf("flood key %d refused: %+v", i, d)
+				}
+			}
+			var d [1]algorithms.Decision
+			if err := s.Peek(ctx, d[:], []algorithms.Check{{Spec: spec, Key: "light"}}); err != nil {
+				t.Fatal(err)
+			}
+			if kept := d[0].Remaining == spec.Limit-1; kept != lowered {
+				t.Errorf("key at 1 of 1000 (beside one judged at 10: %v) after 4000 keys using 1 of 100: kept %v, want %v (Peek = %+v)", lowered, kept, lowered, d[0])
+			}
+		})
+	}
+}
