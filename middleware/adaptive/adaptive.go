@@ -915,8 +915,9 @@ type window struct {
 	// begun: then no request is counted in it any more, and none but the
 	// evaluation links a window after it but at the end of the list.
 	state atomic.Int64
-	// A window a request made (see add) is provisional until the period
-	// before it is judged, which gives it its threshold: meanwhile its
+	// A window a request made (see add) is provisional, unless Baseline
+	// is configured, until the period before it is judged, which gives it
+	// its threshold: meanwhile its
 	// requests' latencies are kept in lats (provIn of them being added),
 	// to be judged against it then (see settle).
 	prov    atomic.Bool
@@ -945,12 +946,19 @@ func (c *Controller) newWindow(from time.Time, next *window) *window {
 	return w
 }
 
-// provisional returns a provisional window of the period [from,
-// from+period), made by a request: its threshold is known once the periods
-// before it are judged (see settle); next is what follows it.
-func provisional(from time.Time, period time.Duration, next *window) *window {
-	w := &window{from: from, until: from.Add(period)}
-	w.prov.Store(true)
+// provisional returns the window of the period [from, from+Period) that
+// a request makes: provisional, its threshold known once the periods
+// before it are judged (see settle), unless Baseline is configured, which
+// fixes every period's threshold (kept provisional, each of its requests
+// would keep its latency for as long as the evaluation before it stays
+// pending); next is what follows it.
+func (c *Controller) provisional(from time.Time, next *window) *window {
+	w := &window{from: from, until: from.Add(c.cfg.Period)}
+	if c.cfg.Baseline > 0 {
+		w.slowOver = time.Duration(mulPermille(int64(c.cfg.Baseline), c.factor))
+	} else {
+		w.prov.Store(true)
+	}
 	w.next.Store(next)
 	return w
 }
@@ -1039,7 +1047,7 @@ func (c *Controller) add(t time.Time, gen uint64, d time.Duration, isErr bool) {
 				} else {
 					from = c.periodStart(from, t)
 				}
-				w.next.CompareAndSwap(nil, provisional(from, c.cfg.Period, nil))
+				w.next.CompareAndSwap(nil, c.provisional(from, nil))
 				continue
 			}
 			late = late || t.Before(w.until)
@@ -1055,7 +1063,7 @@ func (c *Controller) add(t time.Time, gen uint64, d time.Duration, isErr bool) {
 		// is not sealed (an evaluation waits, then moves past it).
 		nx := w.next.Load()
 		if nx == nil || t.Before(nx.from) {
-			nw := provisional(c.periodStart(w.until, t), c.cfg.Period, nx)
+			nw := c.provisional(c.periodStart(w.until, t), nx)
 			if !w.next.CompareAndSwap(nx, nw) {
 				w.leave()
 				continue
