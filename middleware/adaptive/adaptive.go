@@ -309,7 +309,11 @@ func (c *Controller) publish() {
 // "Requests whose client leaves" in the package documentation), and
 // still end their Begin. The request counts in the period of the instant
 // Observe reads the clock at, even while the evaluation of an earlier
-// period is pending (its goroutine paused). When the period has ended,
+// period is pending (its goroutine paused); meanwhile, with a learned
+// baseline (Baseline 0), each request observed after the end of the
+// period pending keeps its latency (8 bytes) until that evaluation ends,
+// to be judged against the threshold of the baseline it leaves. When the
+// period has ended,
 // the first call after it evaluates the period;
 // when the target's configured policies were replaced (a reload), the
 // first call after it applies the current level to them (see
