@@ -340,8 +340,20 @@ type sample struct {
 // handler on its client ends (see "What is measured" in the package
 // documentation); a caller of Observe of its own may too.
 func (c *Controller) Begin() interface{ End() } {
+	gen := c.restarts.Load()
 	now := c.maybeEvaluate(nil)
-	return c.enter(c.cur.Load(), int64(now.Sub(c.origin)))
+	f := c.enter(c.cur.Load(), int64(now.Sub(c.origin)))
+	if c.restarts.Load() != gen {
+		// A clock set back restarted the period since: now may be a
+		// reading before it (this goroutine paused, the evaluation's
+		// lock busy), ahead of the corrected clock, and the request
+		// would not be known over the threshold before the clock came
+		// back there. As restart does for the requests in flight, it
+		// counts as begun at a reading after it at the latest. A
+		// restart after the check lowers it itself.
+		f.lower(int64(c.cfg.Clock.Now().Sub(c.origin)))
+	}
+	return f
 }
 
 // dead is the count of a slot dropped from flights (see inFlightOver),
@@ -603,14 +615,20 @@ func (c *Controller) restart(now time.Time) bool {
 	c.fmu.Lock()
 	defer c.fmu.Unlock()
 	for _, f := range c.flights {
-		for {
-			last := f.last.Load()
-			if last <= at || f.last.CompareAndSwap(last, at) {
-				break
-			}
-		}
+		f.lower(at)
 	}
 	return true
+}
+
+// lower makes at the latest start of f's requests if it is before the
+// one recorded.
+func (f *flight) lower(at int64) {
+	for {
+		last := f.last.Load()
+		if last <= at || f.last.CompareAndSwap(last, at) {
+			return
+		}
+	}
 }
 
 // merge adds the counts of v, sealed, to w's.
