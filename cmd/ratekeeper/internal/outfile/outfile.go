@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"unicode/utf8"
 )
 
 // A File is where an output goes: a temporary file beside its target,
@@ -148,7 +149,7 @@ func (o *File) temp() (*os.File, error) {
 	if fi, err := os.Stat(o.target); err == nil {
 		perm, kept = fi.Mode().Perm(), true
 	}
-	prefix := filepath.Join(filepath.Dir(o.target), "."+filepath.Base(o.target)+".")
+	prefix := filepath.Join(filepath.Dir(o.target), "."+tempBase(filepath.Base(o.target))+".")
 	for try := 0; ; try++ {
 		f, err := os.OpenFile(prefix+strconv.FormatUint(rand.Uint64(), 36), os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
 		if errors.Is(err, fs.ErrExist) && try < 100 {
@@ -168,6 +169,26 @@ func (o *File) temp() (*os.File, error) {
 		}
 		return f, nil
 	}
+}
+
+// maxTempBase is the most of the target's name a temporary file's name
+// holds: with the dot before it, the dot after and up to 13 characters
+// of a random number, the name is at most 255 bytes, the most a file
+// system takes (Linux, macOS, Windows).
+const maxTempBase = 255 - 2 - 13
+
+// tempBase returns the target's name base as the temporary file's name
+// holds it: cut to at most maxTempBase bytes, at the start of a
+// character (macOS takes only UTF-8 names).
+func tempBase(base string) string {
+	if len(base) <= maxTempBase {
+		return base
+	}
+	n := maxTempBase
+	for n > 0 && !utf8.RuneStart(base[n]) {
+		n--
+	}
+	return base[:n]
 }
 
 // Write writes the output with write into the target. For a regular file
