@@ -8,8 +8,10 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -18,11 +20,38 @@ import (
 
 // The tests below that need a process of their own (one that is
 // interrupted, or runs as another user) run this test binary again, with
-// childEnv naming the case and dirEnv its directory.
+// childEnv naming the case, dirEnv its directory and, for an interrupted
+// one, sigEnv the number of the signal.
 const (
 	childEnv = "OUTFILE_TEST_CHILD"
 	dirEnv   = "OUTFILE_TEST_DIR"
+	sigEnv   = "OUTFILE_TEST_SIGNAL"
 )
+
+// childSignal returns the signal sigEnv names (SIGINT when none does).
+func childSignal() syscall.Signal {
+	if n, err := strconv.Atoi(os.Getenv(sigEnv)); err == nil {
+		return syscall.Signal(n)
+	}
+	return syscall.SIGINT
+}
+
+// eachEndingSignal runs f as a subtest for each of endingSignals that
+// this process does not ignore. An ignored one is ignored by the child
+// too (it inherits that), and stays ignored there, as Write leaves it: a
+// test binary run from a script in the background (sh's "cmd &", which
+// ignores SIGINT) cannot be interrupted by it.
+func eachEndingSignal(t *testing.T, f func(t *testing.T, sig syscall.Signal)) {
+	for _, s := range endingSignals {
+		sig := s.(syscall.Signal)
+		t.Run(sig.String(), func(t *testing.T) {
+			if signal.Ignored(sig) {
+				t.Skipf("%v is ignored by this process, and so by its child", sig)
+			}
+			f(t, sig)
+		})
+	}
+}
 
 // TestMain runs a child's case instead of the tests when childEnv is set.
 func TestMain(m *testing.M) {
@@ -46,7 +75,7 @@ func TestMain(m *testing.M) {
 // child runs this test binary as the child case name on dir, with cred
 // for a process of another user (nil: this one's), bounded by 30s of
 // running time; it returns the child's state and its standard error.
-func child(t *testing.T, name, dir string, cred *syscall.Credential) (*os.ProcessState, string) {
+func child(t *testing.T, name, dir string, cred *syscall.Credential, env ...string) (*os.ProcessState, string) {
 	t.Helper()
 	bin, err := os.Executable()
 	if err != nil {
@@ -61,6 +90,7 @@ func child(t *testing.T, name, dir string, cred *syscall.Credential) (*os.Proces
 	}
 	cmd := exec.Command(bin)
 	cmd.Env = append(os.Environ(), childEnv+"="+name, dirEnv+"="+dir)
+	cmd.Env = append(cmd.Env, env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -88,35 +118,37 @@ func copyFile(t *testing.T, from, to string, perm os.FileMode) {
 	}
 }
 
-// TestWriteInterruptedLeavesOldFile: a command interrupted (Ctrl-C) while
-// it writes an output leaves the file as it was and nothing beside it,
-// and still ends by the signal. The temporary file the output was being
-// written to was left beside the target (".out.svg.1x2y3z"), at each
-// interrupted run.
+// TestWriteInterruptedLeavesOldFile: a command interrupted (Ctrl-C,
+// SIGTERM, SIGHUP) while it writes an output leaves the file as it was
+// and nothing beside it, and still ends by the signal. The temporary file
+// the output was being written to was left beside the target
+// (".out.svg.1x2y3z"), at each interrupted run.
 func TestWriteInterruptedLeavesOldFile(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "out.svg")
-	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	st, stderr := child(t, "interrupted", dir, nil)
-	ws, _ := st.Sys().(syscall.WaitStatus)
-	if !ws.Signaled() || ws.Signal() != syscall.SIGINT {
-		t.Errorf("the interrupted child ended with %v, want killed by SIGINT; stderr:\n%s", st, stderr)
-	}
-	if b, err := os.ReadFile(path); string(b) != "old" {
-		t.Errorf("after the interrupted Write the target holds %q (err %v), want it as it was", b, err)
-	}
-	ents, _ := os.ReadDir(dir)
-	for _, e := range ents {
-		if e.Name() != "out.svg" {
-			t.Errorf("%s left beside the target by the interrupted Write", e.Name())
+	eachEndingSignal(t, func(t *testing.T, sig syscall.Signal) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "out.svg")
+		if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+			t.Fatal(err)
 		}
-	}
+		st, stderr := child(t, "interrupted", dir, nil, sigEnv+"="+strconv.Itoa(int(sig)))
+		ws, _ := st.Sys().(syscall.WaitStatus)
+		if !ws.Signaled() || ws.Signal() != sig {
+			t.Errorf("the interrupted child ended with %v, want killed by %v; stderr:\n%s", st, sig, stderr)
+		}
+		if b, err := os.ReadFile(path); string(b) != "old" {
+			t.Errorf("after the interrupted Write the target holds %q (err %v), want it as it was", b, err)
+		}
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			if e.Name() != "out.svg" {
+				t.Errorf("%s left beside the target by the interrupted Write", e.Name())
+			}
+		}
+	})
 }
 
-// childInterrupted writes half an output to dir/out.svg, interrupts its
-// own process and waits to be ended by it.
+// childInterrupted writes half an output to dir/out.svg, sends its own
+// process the signal sigEnv names and waits to be ended by it.
 func childInterrupted(dir string) {
 	o, err := New("--svg", filepath.Join(dir, "out.svg"))
 	if err != nil {
@@ -125,7 +157,7 @@ func childInterrupted(dir string) {
 	}
 	err = o.Write(func(w io.Writer) error {
 		io.WriteString(w, "<svg>half")
-		syscall.Kill(os.Getpid(), syscall.SIGINT)
+		syscall.Kill(os.Getpid(), childSignal())
 		time.Sleep(20 * time.Second) // a failure bound: the signal ends the process first
 		return errors.New("not ended by the interrupt")
 	})
@@ -291,34 +323,37 @@ func TestWriteKeepsOwner(t *testing.T) {
 	}
 }
 
-// TestInterruptWaitsForCopyInPlace: an interrupt while an output is
-// copied in place (a file with other hard links) waits for the copy to
-// end, then ends the command by that signal: the file is never left
-// half written by Ctrl-C.
+// TestInterruptWaitsForCopyInPlace: an interrupt (or SIGTERM, SIGHUP)
+// while an output is copied in place (a file with other hard links)
+// waits for the copy to end, then ends the command by that signal: the
+// file is never left half written by Ctrl-C.
 func TestInterruptWaitsForCopyInPlace(t *testing.T) {
-	dir := t.TempDir()
-	st, stderr := child(t, "hold", dir, nil)
-	ws, _ := st.Sys().(syscall.WaitStatus)
-	if !ws.Signaled() || ws.Signal() != syscall.SIGINT {
-		t.Errorf("the child ended with %v, want killed by SIGINT once the copy was done; stderr:\n%s", st, stderr)
-	}
-	if b, err := os.ReadFile(filepath.Join(dir, "copied")); string(b) != "whole" {
-		t.Errorf("the copy, interrupted, wrote %q (err %v), want it whole; stderr:\n%s", b, err, stderr)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "tmp")); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("the temporary file is left after the interrupt (err %v)", err)
-	}
+	eachEndingSignal(t, func(t *testing.T, sig syscall.Signal) {
+		dir := t.TempDir()
+		st, stderr := child(t, "hold", dir, nil, sigEnv+"="+strconv.Itoa(int(sig)))
+		ws, _ := st.Sys().(syscall.WaitStatus)
+		if !ws.Signaled() || ws.Signal() != sig {
+			t.Errorf("the child ended with %v, want killed by %v once the copy was done; stderr:\n%s", st, sig, stderr)
+		}
+		if b, err := os.ReadFile(filepath.Join(dir, "copied")); string(b) != "whole" {
+			t.Errorf("the copy, interrupted, wrote %q (err %v), want it whole; stderr:\n%s", b, err, stderr)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "tmp")); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("the temporary file is left after the interrupt (err %v)", err)
+		}
+	})
 }
 
-// childHold runs a copy under writeGuard.hold that interrupts its own
-// process, waits until the guard has the signal, then writes dir/copied
-// in two parts; it should be ended after hold returns, not before.
+// childHold runs a copy under writeGuard.hold that sends its own process
+// the signal sigEnv names, waits until the guard has the signal, then
+// writes dir/copied in two parts; it should be ended after hold returns,
+// not before.
 func childHold(dir string) {
 	tmp := filepath.Join(dir, "tmp")
 	os.WriteFile(tmp, nil, 0o600)
 	g := guard(tmp)
 	g.hold(func() error {
-		syscall.Kill(os.Getpid(), syscall.SIGINT)
+		syscall.Kill(os.Getpid(), childSignal())
 		for start := time.Now(); ; { // a failure bound: the guard takes the signal at once
 			g.mu.Lock()
 			got := g.held != nil
