@@ -107,6 +107,28 @@ func child(t *testing.T, name, dir string, cred *syscall.Credential, env ...stri
 	return cmd.ProcessState, stderr.String()
 }
 
+// skipUnlessOthersReach skips a test whose child runs as another user
+// when a directory above dir (those the test does not make open) is not
+// open to other users: the child could neither run its binary nor reach
+// dir (root's TMPDIR in /root, mode 0700). It failed so, as root:
+// "fork/exec /root/tmp/TestRefusesReadOnlyFile.../outfile.test: permission
+// denied".
+func skipUnlessOthersReach(t *testing.T, dir string) {
+	t.Helper()
+	for d := filepath.Dir(dir); ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm()&0o001 == 0 {
+			t.Skipf("%s is not open to other users (mode %v): a child of another user cannot reach the test's directory; set TMPDIR to one that is", d, fi.Mode().Perm())
+		}
+		if filepath.Dir(d) == d {
+			return
+		}
+	}
+}
+
 func copyFile(t *testing.T, from, to string, perm os.FileMode) {
 	t.Helper()
 	b, err := os.ReadFile(from)
@@ -183,6 +205,7 @@ func TestRefusesReadOnlyFile(t *testing.T) {
 	if os.Geteuid() == 0 {
 		// Root may write any file: the case runs as nobody.
 		cred = &syscall.Credential{Uid: 65534, Gid: 65534}
+		skipUnlessOthersReach(t, filepath.Dir(dir))
 		for _, d := range []string{filepath.Dir(dir), dir} {
 			if err := os.Chmod(d, 0o777); err != nil {
 				t.Fatal(err)
@@ -391,6 +414,7 @@ func TestWritesFileInDirectoryNotWritable(t *testing.T) {
 	if os.Geteuid() == 0 {
 		// Root may write in any directory: the case runs as nobody.
 		cred = &syscall.Credential{Uid: 65534, Gid: 65534}
+		skipUnlessOthersReach(t, filepath.Dir(root))
 		uid, gid = 65534, 65534
 		for _, d := range []string{filepath.Dir(root), root} {
 			if err := os.Chmod(d, 0o755); err != nil {
