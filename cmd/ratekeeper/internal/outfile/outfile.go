@@ -127,6 +127,9 @@ func CheckPath(flag, path string) error {
 
 // linkTarget follows the symlinks at path, the last element only, to the
 // path they end at, which need not exist: path itself when it is no link.
+// A link's relative target is taken from the directory the link is in,
+// its symlinks resolved first, as the system takes it: "../charts/x.svg"
+// in dirlink/, a link to real/sub/, is real/charts/x.svg, not charts/x.svg.
 func linkTarget(path string) string {
 	for range 40 { // the links Linux follows before it gives up (ELOOP)
 		dest, err := os.Readlink(path)
@@ -134,7 +137,11 @@ func linkTarget(path string) string {
 			break // no link (or not one that can be read)
 		}
 		if !filepath.IsAbs(dest) {
-			dest = filepath.Join(filepath.Dir(path), dest)
+			dir := filepath.Dir(path)
+			if real, err := filepath.EvalSymlinks(dir); err == nil {
+				dir = real
+			}
+			dest = filepath.Join(dir, dest)
 		}
 		path = dest
 	}
