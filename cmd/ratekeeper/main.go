@@ -61,8 +61,9 @@
 // that fails or is interrupted (Ctrl-C, SIGTERM, SIGHUP) leaves the file
 // as it was, and nothing beside it. A file its user may not write is
 // refused, as by a shell's redirection; one with other hard links, of
-// another owner, or in a directory its user may not write, is written in
-// place (the output copied into it, signals held meanwhile).
+// another owner, in a directory its user may not write, or bind-mounted
+// (a container's single-file volume) is written in place (the output
+// copied into it, signals held meanwhile).
 package main
 
 import (

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"unicode/utf8"
 )
 
@@ -206,7 +207,9 @@ func tempBase(base string) string {
 // place, by copying the finished temporary file into it: a rename would
 // leave the other names with the old output, or give the file to the user
 // running the command. So is a file its user may write in a directory the
-// user may not (the temporary file then made in the temporary directory).
+// user may not (the temporary file then made in the temporary directory),
+// and a mount point (a file bind-mounted, as a container's single-file
+// volume), which a rename cannot replace.
 // A target its user may not write is refused, as by a shell's redirection
 // (a rename over it would succeed in a directory the user may write). For
 // NewTemp it writes into the new file, removed when write or the close
@@ -275,11 +278,29 @@ func (o *File) Write(write func(io.Writer) error) error {
 	}
 	if err == nil && !inPlace {
 		err = g.rename(f.Name(), o.target)
-		if err != nil {
+		if errors.Is(err, syscall.EBUSY) || errors.Is(err, syscall.EXDEV) {
+			// A mount point (a file bind-mounted: a container's
+			// single-file volume), which no rename replaces.
+			err = g.hold(func() error { return copyFileInto(o.target, f.Name()) })
+			if err != nil {
+				err = fmt.Errorf("%s %s: writing it in place (the file may be incomplete): %w", o.flag, o.path, unwrapPath(err))
+			}
+		} else if err != nil {
 			err = fmt.Errorf("%s %s: %w", o.flag, o.path, unwrapPath(err))
 		}
 	}
 	return err
+}
+
+// copyFileInto writes the whole of the file at from into the file at
+// target, truncated first.
+func copyFileInto(target, from string) error {
+	f, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return copyInto(target, f)
 }
 
 // tempFile makes the temporary file the output is written to: beside

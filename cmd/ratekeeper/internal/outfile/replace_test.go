@@ -67,10 +67,21 @@ func TestMain(m *testing.M) {
 	case "fileonly":
 		childFileOnly(os.Getenv(dirEnv))
 	default:
+		if c := systemChildren[os.Getenv(childEnv)]; c != nil {
+			c(os.Getenv(dirEnv))
+		}
 		os.Stderr.WriteString("unknown child case\n")
 		os.Exit(3)
 	}
 }
+
+// childAttr, when set, adds a system's attributes to the child case
+// name's process.
+var childAttr func(attr *syscall.SysProcAttr, name string)
+
+// systemChildren holds the child cases of one system's tests, by name;
+// each ends the process.
+var systemChildren = map[string]func(dir string){}
 
 // child runs this test binary as the child case name on dir, with cred
 // for a process of another user (nil: this one's), bounded by 30s of
@@ -92,6 +103,9 @@ func child(t *testing.T, name, dir string, cred *syscall.Credential, env ...stri
 	cmd.Env = append(os.Environ(), childEnv+"="+name, dirEnv+"="+dir)
 	cmd.Env = append(cmd.Env, env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	if childAttr != nil {
+		childAttr(cmd.SysProcAttr, name)
+	}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {

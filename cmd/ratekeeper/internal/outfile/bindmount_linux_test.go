@@ -1,0 +1,75 @@
+package outfile
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+func init() {
+	systemChildren["bindmount"] = childBindMount
+	childAttr = func(attr *syscall.SysProcAttr, name string) {
+		if name == "bindmount" {
+			// A mount namespace of its own: the bind mount goes with
+			// the child, whatever ends it.
+			attr.Unshareflags = syscall.CLONE_NEWNS
+		}
+	}
+}
+
+// TestWritesBindMountedFile: an output that names a file bind-mounted
+// over another (a container's single-file volume: docker run -v
+// $PWD/chart.svg:/out/chart.svg) is written, into the file mounted, as
+// a shell's redirection writes it. A rename over a mount point fails
+// ("device or resource busy"), and the output was refused.
+func TestWritesBindMountedFile(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root, to mount")
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "host.svg"), []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "out"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "out", "chart.svg"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, stderr := child(t, "bindmount", dir, nil)
+	if st.ExitCode() == 5 {
+		t.Skipf("cannot bind mount here: %s", stderr)
+	}
+	if !st.Success() {
+		t.Errorf("%s", stderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "host.svg")); string(b) != "<svg/>" {
+		t.Errorf("the file mounted holds %q (err %v), want <svg/>", b, err)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(dir, "out")); len(ents) != 1 {
+		t.Errorf("%d files in the directory of the mount point, want the one", len(ents))
+	}
+}
+
+// childBindMount, in a mount namespace of its own, mounts dir/host.svg
+// on dir/out/chart.svg and writes <svg/> to the latter; it exits 5 when
+// it cannot mount.
+func childBindMount(dir string) {
+	host, point := filepath.Join(dir, "host.svg"), filepath.Join(dir, "out", "chart.svg")
+	if err := syscall.Mount(host, point, "", syscall.MS_BIND, ""); err != nil {
+		os.Stderr.WriteString("mount: " + err.Error() + "\n")
+		os.Exit(5)
+	}
+	o, err := New("--svg", point)
+	if err == nil {
+		err = o.Write(func(w io.Writer) error { _, err := io.WriteString(w, "<svg/>"); return err })
+	}
+	if err != nil {
+		os.Stderr.WriteString(strings.ReplaceAll(err.Error(), dir, "DIR") + "\n")
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
