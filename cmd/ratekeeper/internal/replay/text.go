@@ -48,11 +48,23 @@ func (r *Report) WriteText(w io.Writer, in Input) error {
 		}
 	}
 	if r.Late > 0 {
-		fmt.Fprintf(&b, "  %s logged out of time order by more than the reorder window (%s), by up to %s:\n"+
+		// Lines hurried (below) narrow the window: a line within the
+		// reorder window can be late then, which no wider --reorder
+		// changes.
+		window := fmt.Sprintf("the reorder window (%s)", r.Reorder)
+		end := fmt.Sprintf("; a --reorder above %s\n"+
+			"  replays them in order; hours or days behind may also be a line logged far ahead, by a wrong clock)\n", r.LateMax)
+		switch {
+		case r.Hurried > 0 && r.LateMax <= r.Reorder:
+			window = "the narrower window left while lines were hurried"
+			end = "; hours or days behind\n  may also be a line logged far ahead, by a wrong clock)\n"
+		case r.Hurried > 0:
+			window += " or the narrower one left while lines were hurried"
+		}
+		fmt.Fprintf(&b, "  %s logged out of time order by more than %s, by up to %s:\n"+
 			"  replayed late, after later ones, and each run of them further behind apart from the rest, as a\n"+
 			"  log of its own (logs joined end to end, by cat or by zcat access.log.*.gz, whose glob puts .10\n"+
-			"  before .2, are merged in time order when named each on the command line; a --reorder above %s\n"+
-			"  replays them in order; hours or days behind may also be a line logged far ahead, by a wrong clock)\n", plural.Count(r.Late, "request"), r.Reorder, r.LateMax, r.LateMax)
+			"  before .2, are merged in time order when named each on the command line%s", plural.Count(r.Late, "request"), window, r.LateMax, end)
 	}
 	if r.Hurried > 0 {
 		fmt.Fprintf(&b, "  warning: more than %d lines within the reorder window (%s) at once: the oldest, %s, were\n"+
