@@ -63,7 +63,10 @@
 // refused, as by a shell's redirection; one with other hard links, of
 // another owner, in a directory its user may not write, or bind-mounted
 // (a container's single-file volume) is written in place (the output
-// copied into it, signals held meanwhile).
+// copied into it, signals held meanwhile; a copy that fails part way, on
+// a full disk, leaves the file incomplete, and the error says so). A
+// symlink is followed, as by a shell's redirection: the file it names is
+// written, the link kept.
 package main
 
 import (
