@@ -4,21 +4,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
 )
 
-func init() {
-	systemChildren["bindmount"] = childBindMount
-	childAttr = func(attr *syscall.SysProcAttr, name string) {
-		if name == "bindmount" {
-			// A mount namespace of its own: the bind mount goes with
-			// the child, whatever ends it.
-			attr.Unshareflags = syscall.CLONE_NEWNS
-		}
-	}
-}
+func init() { systemChildren["bindmount"] = childBindMount }
 
 // TestWritesBindMountedFile: an output that names a file bind-mounted
 // over another (a container's single-file volume: docker run -v
@@ -54,14 +46,26 @@ func TestWritesBindMountedFile(t *testing.T) {
 	}
 }
 
-// childBindMount, in a mount namespace of its own, mounts dir/host.svg
-// on dir/out/chart.svg and writes <svg/> to the latter; it exits 5 when
-// it cannot mount.
+// childBindMount, in a mount namespace of its own (the mount goes with
+// the process, whatever ends it), mounts dir/host.svg on
+// dir/out/chart.svg and writes <svg/> to the latter; it exits 5 when it
+// may not make the namespace or mount.
 func childBindMount(dir string) {
+	// The namespace is the thread's: this goroutine stays on it.
+	runtime.LockOSThread()
 	host, point := filepath.Join(dir, "host.svg"), filepath.Join(dir, "out", "chart.svg")
-	if err := syscall.Mount(host, point, "", syscall.MS_BIND, ""); err != nil {
-		os.Stderr.WriteString("mount: " + err.Error() + "\n")
-		os.Exit(5)
+	for _, step := range []struct {
+		what string
+		do   func() error
+	}{
+		{"unshare", func() error { return syscall.Unshare(syscall.CLONE_NEWNS) }},
+		{"make / private", func() error { return syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, "") }},
+		{"mount", func() error { return syscall.Mount(host, point, "", syscall.MS_BIND, "") }},
+	} {
+		if err := step.do(); err != nil {
+			os.Stderr.WriteString(step.what + ": " + err.Error() + "\n")
+			os.Exit(5)
+		}
 	}
 	o, err := New("--svg", point)
 	if err == nil {

@@ -75,10 +75,6 @@ func TestMain(m *testing.M) {
 	}
 }
 
-// childAttr, when set, adds a system's attributes to the child case
-// name's process.
-var childAttr func(attr *syscall.SysProcAttr, name string)
-
 // systemChildren holds the child cases of one system's tests, by name;
 // each ends the process.
 var systemChildren = map[string]func(dir string){}
@@ -103,9 +99,6 @@ func child(t *testing.T, name, dir string, cred *syscall.Credential, env ...stri
 	cmd.Env = append(os.Environ(), childEnv+"="+name, dirEnv+"="+dir)
 	cmd.Env = append(cmd.Env, env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
-	if childAttr != nil {
-		childAttr(cmd.SysProcAttr, name)
-	}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
