@@ -1,0 +1,71 @@
+package middleware
+
+import (
+	"net/http"
+	"strings"
+)
+
+// fieldNames are the fields that some profile writes (Retry-After and
+// Cache-Control are not rate-limit fields: see DropRateLimitFields).
+var fieldNames = [...]string{
+	HeaderRateLimitPolicy, HeaderRateLimit,
+	HeaderRateLimitLimit, HeaderRateLimitRemaining, HeaderRateLimitReset,
+	HeaderXRateLimitLimit, HeaderXRateLimitRemaining, HeaderXRateLimitReset,
+}
+
+// DropRateLimitFields deletes from h every rate-limit field that a
+// [Profile] of this package writes, whatever the profile: RateLimit,
+// RateLimit-Policy, RateLimit-Limit, RateLimit-Remaining,
+// RateLimit-Reset, X-RateLimit-Limit, X-RateLimit-Remaining and
+// X-RateLimit-Reset, under a key of any case. Every other field stays,
+// Retry-After and Cache-Control among them.
+//
+// It is for the header of a response that a handler behind the
+// middleware passes on from elsewhere, so that the client reads the
+// middleware's rate-limit fields alone (see the package doc, and
+// [DropBackendRateLimitFields] for an httputil.ReverseProxy). Not on the
+// header map of the ResponseWriter the middleware passed on: that holds
+// the middleware's own fields, set before the handler runs.
+func DropRateLimitFields(h http.Header) {
+	for k := range h {
+		for _, f := range fieldNames {
+			if strings.EqualFold(k, f) {
+				delete(h, k)
+				break
+			}
+		}
+	}
+}
+
+// DropBackendRateLimitFields returns a function for the ModifyResponse
+// of an httputil.ReverseProxy behind the middleware: it deletes the
+// backend's rate-limit fields from the response ([DropRateLimitFields]),
+// then calls modify, unless it is nil, and returns its error. The client
+// then reads the middleware's rate-limit fields alone, under every
+// profile, as it would without the proxy, where the backend's would add
+// values to them (see the package doc). To keep a ModifyResponse already
+// set, wrap it:
+//
+//	proxy.ModifyResponse = middleware.DropBackendRateLimitFields(proxy.ModifyResponse)
+//
+// modify sees the response without the backend's rate-limit fields.
+//
+// The backend's Retry-After stays, on its 429, its 503 or any status: it
+// is the backend's answer to this very request, which the middleware
+// admitted and so sent no Retry-After of its own for, and a client that
+// retries sooner is likely refused again. Such a 429 reaches the client
+// with the backend's Retry-After and body and the middleware's rate-limit
+// fields, whose room left is the middleware's, not the backend's. The
+// body and every other field of the backend's response are passed on
+// unchanged; an informational response (103 Early Hints), which
+// ReverseProxy passes on without ModifyResponse, and the response's
+// trailers are not changed.
+func DropBackendRateLimitFields(modify func(*http.Response) error) func(*http.Response) error {
+	return func(resp *http.Response) error {
+		DropRateLimitFields(resp.Header)
+		if modify == nil {
+			return nil
+		}
+		return modify(resp)
+	}
+}
