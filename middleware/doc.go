@@ -90,7 +90,12 @@
 // them to the more constraining: it would have to serve every request
 // through a writer of its own to act as the status is written, an
 // allocation per request. Behind such a proxy, use IETF, or have the
-// proxy drop the backend's fields (ReverseProxy.ModifyResponse).
+// proxy drop the backend's fields: wrap its ModifyResponse in
+// [DropBackendRateLimitFields] (or call [DropRateLimitFields] on the
+// backend response's header in a ModifyResponse of your own), and the
+// client reads the middleware's fields alone, under every profile. The
+// backend's Retry-After stays: the middleware sends none on a request it
+// admits, and the backend's 429 or 503 says when it will take the retry.
 //
 // # Stacking and routes
 //

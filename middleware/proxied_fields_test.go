@@ -31,6 +31,9 @@ import (
 // around the handler on every request (see the doc); draft -06/-07's
 // RateLimit-Policy list holds both policies. Should the middleware come
 // to reduce them, this fails, and the doc's paragraph is to change.
+// The proxy here has no ModifyResponse: the remedy the doc gives,
+// DropBackendRateLimitFields, is tested in proxied_drop_test.go
+// (TestDropBackendRateLimitFieldsThroughReverseProxy).
 // Through chi and a ServeMux, to a real backend server.
 func TestReverseProxyBackendRateLimitFields(t *testing.T) {
 	quiet := middleware.WithErrorHandler(func(*http.Request, error) {})
