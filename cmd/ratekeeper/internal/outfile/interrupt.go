@@ -27,9 +27,10 @@ type writeGuard struct {
 	exited  chan struct{} // closed when watch returns
 }
 
-// guard starts a writeGuard for the temporary file name. The signals the
-// command ignores (started with nohup, or in the background by a shell
-// without job control) stay ignored.
+// guard starts a writeGuard for the temporary file name ("" for one
+// yet to be made, by create). The signals the command ignores (started
+// with nohup, or in the background by a shell without job control) stay
+// ignored.
 func guard(name string) *writeGuard {
 	g := &writeGuard{remove: name, c: make(chan os.Signal, 1), done: make(chan struct{}), exited: make(chan struct{})}
 	var sigs []os.Signal
@@ -83,6 +84,30 @@ func (g *writeGuard) end(s os.Signal) {
 		code = 128 + int(n) // as a shell reports a command a signal ended
 	}
 	os.Exit(code)
+}
+
+// create makes the temporary file with makeFile, holding the lock a signal
+// takes before it ends the command: the signal finds the file not yet
+// made, or made and to be removed, never made and not known. The file is
+// removed on a signal from then on.
+func (g *writeGuard) create(makeFile func() (*os.File, error)) (*os.File, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	f, err := makeFile()
+	if err == nil {
+		g.remove = f.Name()
+	}
+	return f, err
+}
+
+// drop removes the temporary file now, unless a signal is removing it.
+func (g *writeGuard) drop() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.remove != "" {
+		os.Remove(g.remove)
+		g.remove = ""
+	}
 }
 
 // hold runs copy, holding the signals that come meanwhile until it

@@ -41,8 +41,10 @@ type File struct {
 // check makes a temporary file beside it (or, for a file in a directory
 // its user may not write, in the temporary directory; see Write) and
 // removes it at once: nothing is left there while the command runs, for
-// an interrupted run to leave behind. Call Discard when no output is
-// written after all.
+// an interrupted run to leave behind. An interrupt (or SIGTERM, SIGHUP)
+// that comes meanwhile removes it too, and ends the command by that
+// signal, as Write does. Call Discard when no output is written after
+// all.
 func New(flag, path string) (*File, error) {
 	if err := CheckPath(flag, path); err != nil {
 		return nil, err
@@ -81,12 +83,18 @@ func New(flag, path string) (*File, error) {
 	if err := o.writable(); err != nil {
 		return nil, err
 	}
-	f, _, err := o.tempFile()
+	g := guard("")
+	defer g.stop()
+	f, err := g.create(func() (*os.File, error) {
+		f, _, err := o.tempFile()
+		return f, err
+	})
 	if err != nil {
 		return nil, err
 	}
+	madeTemp(f.Name())
 	f.Close()
-	os.Remove(f.Name())
+	g.drop()
 	return o, nil
 }
 
@@ -101,13 +109,16 @@ func New(flag, path string) (*File, error) {
 // Path names the file once written.
 func NewTemp(pattern string) (*File, error) {
 	dir := os.TempDir()
-	f, err := os.CreateTemp(dir, pattern)
+	g := guard("")
+	defer g.stop()
+	f, err := g.create(func() (*os.File, error) { return os.CreateTemp(dir, pattern) })
 	if err != nil {
 		// The directory, not the name of a file the user never named.
 		return nil, fmt.Errorf("the temporary directory %s: %w", dir, unwrapPath(err))
 	}
+	madeTemp(f.Name())
 	f.Close()
-	os.Remove(f.Name())
+	g.drop()
 	return &File{dir: dir, pattern: pattern}, nil
 }
 
@@ -124,6 +135,18 @@ func CheckPath(flag, path string) error {
 		return fmt.Errorf("%s -: would write a file named \"-\"; give a file name, or /dev/stdout for standard output", flag)
 	}
 	return nil
+}
+
+// tempMadeHook, set by the tests only, is called by madeTemp with the
+// name of each temporary file (or probe) as soon as it is made: the point
+// where a test sends a signal that must find the file guarded.
+var tempMadeHook func(name string)
+
+// madeTemp calls tempMadeHook, if set, with name.
+func madeTemp(name string) {
+	if tempMadeHook != nil {
+		tempMadeHook(name)
+	}
 }
 
 // linkTarget follows the symlinks at path, the last element only, to the
@@ -215,9 +238,10 @@ func tempBase(base string) string {
 // NewTemp it writes into the new file, removed when write or the close
 // fails.
 //
-// While it writes, an interrupt (SIGINT, Ctrl-C), SIGTERM or SIGHUP
-// removes the temporary file and then ends the command by that signal, as
-// it would have ended: the target is left as it was, or replaced whole.
+// While it writes, from the moment the temporary file is made, an
+// interrupt (SIGINT, Ctrl-C), SIGTERM or SIGHUP removes the temporary
+// file and then ends the command by that signal, as it would have ended:
+// the target is left as it was, or replaced whole.
 // During a copy in place the signal waits until the copy is done.
 func (o *File) Write(write func(io.Writer) error) error {
 	if o.f != nil {
@@ -232,12 +256,13 @@ func (o *File) Write(write func(io.Writer) error) error {
 		return err
 	}
 	if o.pattern != "" {
-		f, err := os.CreateTemp(o.dir, o.pattern)
+		g := guard("")
+		defer g.stop()
+		f, err := g.create(func() (*os.File, error) { return os.CreateTemp(o.dir, o.pattern) })
 		if err != nil {
 			return err
 		}
-		g := guard(f.Name())
-		defer g.stop()
+		madeTemp(f.Name())
 		err = write(f)
 		if cerr := f.Close(); err == nil {
 			err = cerr
@@ -253,12 +278,17 @@ func (o *File) Write(write func(io.Writer) error) error {
 	if err := o.writable(); err != nil {
 		return err
 	}
-	f, inPlace, err := o.tempFile()
+	g := guard("")
+	defer g.stop()
+	var inPlace bool
+	f, err := g.create(func() (f *os.File, err error) {
+		f, inPlace, err = o.tempFile()
+		return f, err
+	})
 	if err != nil {
 		return err
 	}
-	g := guard(f.Name())
-	defer g.stop()
+	madeTemp(f.Name())
 	defer os.Remove(f.Name()) // after a rename, no file of that name
 	err = write(f)
 	if err == nil && !inPlace {
