@@ -303,6 +303,15 @@ func (o *File) Write(write func(io.Writer) error) error {
 			err = fmt.Errorf("%s %s: writing it in place (the file may be incomplete): %w", o.flag, o.path, unwrapPath(err))
 		}
 	}
+	var kept *os.File
+	if err == nil && !inPlace {
+		// For a copy into a mount point, should the rename fail: the
+		// file, made with the target's mode, may be one its user may
+		// not open again (0200).
+		if kept = dup(f); kept != nil {
+			defer kept.Close()
+		}
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -311,7 +320,12 @@ func (o *File) Write(write func(io.Writer) error) error {
 		if errors.Is(err, syscall.EBUSY) || errors.Is(err, syscall.EXDEV) {
 			// A mount point (a file bind-mounted: a container's
 			// single-file volume), which no rename replaces.
-			err = g.hold(func() error { return copyFileInto(o.target, f.Name()) })
+			err = g.hold(func() error {
+				if kept != nil {
+					return copyInto(o.target, kept)
+				}
+				return copyFileInto(o.target, f.Name())
+			})
 			if err != nil {
 				err = fmt.Errorf("%s %s: writing it in place (the file may be incomplete): %w", o.flag, o.path, unwrapPath(err))
 			}
