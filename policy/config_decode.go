@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/internal/errtext"
 	"github.com/ratekeeper/ratekeeper/keyfunc"
 )
 
@@ -35,7 +36,7 @@ func (d *decoder) fail(n *cnode, field, format string, args ...any) {
 	// terminal or a log (the YAML parser's messages are escaped too).
 	// A value of the file is cut when it is long (see errorText), and so
 	// is a field path holding a long key.
-	ce := &ConfigError{File: d.file, Field: cutValue(escapeControls(field)), Reason: errorText(fmt.Sprintf(format, args...))}
+	ce := &ConfigError{File: d.file, Field: errtext.Cut(escapeControls(field)), Reason: errorText(fmt.Sprintf(format, args...))}
 	if n != nil {
 		ce.Line, ce.Column = n.pos.line, n.pos.col
 	}
@@ -328,7 +329,7 @@ func (d *decoder) ipFunc(cfg *Config, source, proxies, hops *cnode) keyfunc.Func
 			}
 			if cfg.TrustedHops > 0 {
 				// keyfunc.FromHeader requires TrustedProxies.
-				d.fail(source, "ip_source", "%s needs trusted_proxies: a header of one value is believed only from a proxy known by its address; with trusted_hops, use x-forwarded-for or forwarded", cutValue(s))
+				d.fail(source, "ip_source", "%s needs trusted_proxies: a header of one value is believed only from a proxy known by its address; with trusted_hops, use x-forwarded-for or forwarded", errtext.Cut(s))
 				return nil
 			}
 			opts = append(opts, keyfunc.FromHeader(strings.TrimPrefix(s, "header:")))
@@ -347,7 +348,7 @@ func (d *decoder) ipFunc(cfg *Config, source, proxies, hops *cnode) keyfunc.Func
 				d.fail(source, "ip_source", "%s", why)
 				break
 			}
-			d.fail(source, "ip_source", "%s needs trusted_proxies: headers from untrusted peers are never read, and a header of one value is believed only from a proxy known by its address", cutValue(s))
+			d.fail(source, "ip_source", "%s needs trusted_proxies: headers from untrusted peers are never read, and a header of one value is believed only from a proxy known by its address", errtext.Cut(s))
 		default:
 			d.fail(source, "ip_source", "unknown source %q; want x-forwarded-for, forwarded or header:NAME%s", s, suggestSource(s))
 		}
@@ -368,7 +369,7 @@ func (d *decoder) ipFunc(cfg *Config, source, proxies, hops *cnode) keyfunc.Func
 		default:
 			field, value = "", fmt.Sprintf("ipv4_prefix %d with ipv6_prefix %d", cfg.IPv4Prefix, cfg.IPv6Prefix)
 		}
-		d.fail(at, field, "%s is refused: %s", cutValue(value), strings.TrimPrefix(err.Error(), "keyfunc: "))
+		d.fail(at, field, "%s is refused: %s", errtext.Cut(value), strings.TrimPrefix(err.Error(), "keyfunc: "))
 		return nil
 	}
 	return f
@@ -803,7 +804,7 @@ func (d *decoder) str(n *cnode, field string) (string, bool) {
 		// policy written as a {...} mapping, read as a one-entry mapping:
 		// say how to write the string meant.
 		k, v := n.keys[0].text, n.vals[0].text
-		d.fail(n, field, "must be a string, not a mapping (%s: %s); write %q, quoted", cutValue(k), cutValue(v), k+":"+v)
+		d.fail(n, field, "must be a string, not a mapping (%s: %s); write %q, quoted", errtext.Cut(k), errtext.Cut(v), k+":"+v)
 		return "", false
 	}
 	if n.kind != scalarNode || n.tag != strTag {

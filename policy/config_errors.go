@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/ratekeeper/ratekeeper/internal/errtext"
 )
 
 // A ConfigError reports one problem in a configuration file: where it is
@@ -71,14 +73,6 @@ const maxConfigErrors = 20
 // one ConfigError or several joined (as [Load] returns them), in order.
 func ConfigErrors(err error) []*ConfigError { return collect[*ConfigError](err) }
 
-// maxQuoted is the most characters of a value of the file (or of a field's
-// name) an error quotes whole; a longer one is cut to its first
-// quotedKeep characters and marked (see cutValues).
-const (
-	maxQuoted  = 64
-	quotedKeep = 48
-)
-
 // maxReason bounds a ConfigError's Reason once its values are cut: a
 // value an error writes otherwise than quoted, with blanks in it, is cut
 // there.
@@ -86,7 +80,7 @@ const maxReason = 1024
 
 // errorText returns s, the text of an error about the file, as a
 // ConfigError holds it: control characters escaped (see escapeControls),
-// each value longer than maxQuoted characters cut (see cutValues), and
+// each value longer than errtext.MaxQuoted characters cut (see cutValues), and
 // the whole cut at maxReason bytes. A file may be 256 KB, one value of
 // it as long, and Load reports 20 errors: a value quoted whole would put
 // that much in one line of a log or a terminal.
@@ -94,31 +88,31 @@ func errorText(s string) string {
 	s = cutValues(escapeControls(s))
 	if len(s) > maxReason {
 		n := len(s)
-		s = cutAt(s, maxReason-64) + fmt.Sprintf("… (%d bytes)", n)
+		s = errtext.CutAt(s, maxReason-64) + fmt.Sprintf("… (%d bytes)", n)
 	}
 	return s
 }
 
 // cutValues returns s with each Go-quoted string ("...", as %q writes a
-// value) longer than maxQuoted characters, unquoted, written as its first
-// quotedKeep characters quoted, an ellipsis and the value's length in
-// bytes:
+// value) longer than errtext.MaxQuoted characters, unquoted, written as
+// [errtext.Quote] writes it: its first errtext.Keep characters quoted, an
+// ellipsis and the value's length in bytes:
 //
 //	"xxxxxxxx"… (100000 bytes)
 //
 // and each run of characters without a blank or a quote longer than
-// maxQuoted (a value written as it is) likewise, unquoted.
+// errtext.MaxQuoted (a value written as it is) likewise, unquoted
+// ([errtext.Cut]).
 func cutValues(s string) string {
-	if len(s) <= maxQuoted {
+	if len(s) <= errtext.MaxQuoted {
 		return s
 	}
 	var b strings.Builder
 	for i := 0; i < len(s); {
 		if s[i] == '"' {
 			if q, err := strconv.QuotedPrefix(s[i:]); err == nil {
-				if v, err := strconv.Unquote(q); err == nil && utf8.RuneCountInString(v) > maxQuoted {
-					b.WriteString(strconv.Quote(cutAt(v, quotedKeep)))
-					fmt.Fprintf(&b, "… (%d bytes)", len(v))
+				if v, err := strconv.Unquote(q); err == nil && utf8.RuneCountInString(v) > errtext.MaxQuoted {
+					b.WriteString(errtext.Quote(v))
 				} else {
 					b.WriteString(q)
 				}
@@ -138,28 +132,8 @@ func cutValues(s string) string {
 			i++
 			continue
 		}
-		b.WriteString(cutValue(s[i:j]))
+		b.WriteString(errtext.Cut(s[i:j]))
 		i = j
 	}
 	return b.String()
-}
-
-// cutValue returns v, a value written as it is, cut as cutValues cuts
-// one when it is longer than maxQuoted characters.
-func cutValue(v string) string {
-	if utf8.RuneCountInString(v) <= maxQuoted {
-		return v
-	}
-	return cutAt(v, quotedKeep) + fmt.Sprintf("… (%d bytes)", len(v))
-}
-
-// cutAt returns the first n characters of s.
-func cutAt(s string, n int) string {
-	for i := range s {
-		if n == 0 {
-			return s[:i]
-		}
-		n--
-	}
-	return s
 }

@@ -17,6 +17,8 @@ import (
 	"github.com/goccy/go-yaml/lexer"
 	"github.com/goccy/go-yaml/parser"
 	"github.com/goccy/go-yaml/token"
+
+	"github.com/ratekeeper/ratekeeper/internal/errtext"
 )
 
 // A cnode is one node of a configuration document, YAML or JSON, with its
@@ -260,7 +262,7 @@ func checkTabs(tokens token.Tokens, file string) error {
 			continue
 		}
 		p := tokenPos(tk)
-		value := cutValue(escapeControls(strings.Trim(tk.Origin, " \t\r\n")))
+		value := errtext.Cut(escapeControls(strings.Trim(tk.Origin, " \t\r\n")))
 		reason := fmt.Sprintf("a tab inside the value %s, which YAML readers disagree on (this one drops it): write a space, or, for a tab, quote the value and write \\t", value)
 		if tk.Type == token.DoubleQuoteType {
 			reason = fmt.Sprintf("a tab inside the quoted value %s, which this YAML reader misreads (it loses track of the line): write it as \\t", value)
