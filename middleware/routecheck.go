@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/ratekeeper/ratekeeper/internal/errlist"
+	"github.com/ratekeeper/ratekeeper/internal/errtext"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
@@ -79,7 +80,9 @@ var probeMethods = []string{
 // a route written "GET /api/{id}", the wildcard's name differing), and,
 // for a request routed nowhere whose path the router has on another
 // method, where it sends the path on that one ("GET /login" reported
-// with the router's "POST /login"). The
+// with the router's "POST /login"). A route, path or router pattern
+// longer than 64 characters is quoted cut to its first 48, marked with
+// its length (`"/aaaa"… (100001 bytes)`), not whole. The
 // policy's other restrictions ([policy.WithMatch]) are not asked: they
 // choose among the requests of a route that exists. A route on HEAD that
 // chi has on GET alone is reported, as chi answers HEAD there 405 unless
@@ -222,11 +225,11 @@ func checkRoute(call string, p *policy.Policy, rt string, pattern func(*http.Req
 	}
 	one, err := policy.New(p.Name(), p.Spec(), p.Key(), append(opts, policy.WithRoutes(rt))...)
 	if err != nil {
-		return fmt.Errorf("middleware: %s: policy %q, route %q: %w", call, p.Name(), rt, err)
+		return fmt.Errorf("middleware: %s: policy %q, route %s: %w", call, p.Name(), errtext.Quote(rt), err)
 	}
 	set, err := policy.NewSet([]*policy.Policy{one}, policy.WithPatternFunc(pattern))
 	if err != nil {
-		return fmt.Errorf("middleware: %s: policy %q, route %q: %w", call, p.Name(), rt, err)
+		return fmt.Errorf("middleware: %s: policy %q, route %s: %w", call, p.Name(), errtext.Quote(rt), err)
 	}
 	paths, ok := probePaths(path)
 	if !ok {
@@ -235,7 +238,7 @@ func checkRoute(call string, p *policy.Policy, rt string, pattern func(*http.Req
 	var asked string // the request being asked about, for a panic
 	defer func() {
 		if v := recover(); v != nil {
-			err = fmt.Errorf("middleware: %s: policy %q, route %q: the pattern function panicked on %s: %v", call, p.Name(), rt, asked, v)
+			err = fmt.Errorf("middleware: %s: policy %q, route %s: the pattern function panicked on %s: %v", call, p.Name(), errtext.Quote(rt), errtext.Cut(asked), v)
 		}
 	}()
 	// A route ending in '/' is chi's route without it ("/login/" matches
@@ -255,7 +258,7 @@ func checkRoute(call string, p *policy.Policy, rt string, pattern func(*http.Req
 				return nil
 			}
 			if to := pattern(probeRequest(m, pa)); to != "" && sent == "" {
-				sent = fmt.Sprintf("routes %s %s to %q", m, pa, to)
+				sent = fmt.Sprintf("routes %s %s to %s", m, errtext.Cut(pa), errtext.Quote(to))
 			}
 		}
 		if trimmed != "" && kind != muxPattern {
@@ -269,15 +272,15 @@ func checkRoute(call string, p *policy.Policy, rt string, pattern func(*http.Req
 		}
 	}
 	if sent == "" {
-		sent = fmt.Sprintf("routes %s to no route", paths[0])
+		sent = fmt.Sprintf("routes %s to no route", errtext.Cut(paths[0]))
 		if len(methods) == 1 {
-			sent = fmt.Sprintf("routes %s %s to no route", methods[0], paths[0])
+			sent = fmt.Sprintf("routes %s %s to no route", methods[0], errtext.Cut(paths[0]))
 		} else {
 			sent += " for any of " + strings.Join(methods, ", ")
 		}
 		sent += noRouteHint(pattern, kind, methods, paths[0], path)
 	}
-	return fmt.Errorf("%w: policy %q, route %q: the router %s, so the policy never applies there", ErrUnknownRoute, p.Name(), rt, sent)
+	return fmt.Errorf("%w: policy %q, route %s: the router %s, so the policy never applies there", ErrUnknownRoute, p.Name(), errtext.Quote(rt), sent)
 }
 
 // noRouteHint returns what the report of a route that the pattern
@@ -303,7 +306,7 @@ func noRouteHint(pattern func(*http.Request) string, kind patternKind, methods [
 			continue
 		}
 		if to := pattern(probeRequest(m, path)); to != "" && to != policy.MuxRedirect {
-			other = fmt.Sprintf(" (but %s %s to %q: the router has the path on other methods than those the policy's route is on, by its method or the policy's methods; put the route on a method the router has it on)", m, path, to)
+			other = fmt.Sprintf(" (but %s %s to %s: the router has the path on other methods than those the policy's route is on, by its method or the policy's methods; put the route on a method the router has it on)", m, errtext.Cut(path), errtext.Quote(to))
 			break
 		}
 	}
@@ -319,13 +322,13 @@ func noRouteHint(pattern func(*http.Request) string, kind patternKind, methods [
 		}
 		for _, m := range methods {
 			if to := pattern(probeRequest(m, path[i:])); to != "" {
-				return fmt.Sprintf(" (but %s %s to %q: if the router is one mounted at %q, it knows not where: give CheckRoutes the pattern function of the router it is mounted in, policy.ChiPattern(top))", m, path[i:], to, path[:i])
+				return fmt.Sprintf(" (but %s %s to %s: if the router is one mounted at %s, it knows not where: give CheckRoutes the pattern function of the router it is mounted in, policy.ChiPattern(top))", m, errtext.Cut(path[i:]), errtext.Quote(to), errtext.Quote(path[:i]))
 			}
 		}
 	}
 	if len(methods) == 1 && methods[0] == http.MethodHead {
 		if to := pattern(probeRequest(http.MethodGet, path)); to != "" {
-			return fmt.Sprintf(" (but GET %s to %q: if chi's GetHead middleware routes HEAD there, write the route \"GET %s\", which covers HEAD)", path, to, routePath)
+			return fmt.Sprintf(" (but GET %s to %s: if chi's GetHead middleware routes HEAD there, write the route %s, which covers HEAD)", errtext.Cut(path), errtext.Quote(to), errtext.Quote("GET "+routePath))
 		}
 	}
 	return other
