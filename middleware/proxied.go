@@ -1,9 +1,6 @@
 package middleware
 
-import (
-	"net/http"
-	"strings"
-)
+import "net/http"
 
 // fieldNames are the fields that some profile writes (Retry-After and
 // Cache-Control are not rate-limit fields: see DropRateLimitFields).
@@ -17,8 +14,10 @@ var fieldNames = [...]string{
 // [Profile] of this package writes, whatever the profile: RateLimit,
 // RateLimit-Policy, RateLimit-Limit, RateLimit-Remaining,
 // RateLimit-Reset, X-RateLimit-Limit, X-RateLimit-Remaining and
-// X-RateLimit-Reset, under a key of any case. Every other field stays,
-// Retry-After and Cache-Control among them.
+// X-RateLimit-Reset, under a key of any ASCII case (a field name is an
+// ASCII token: a key that only Unicode case folding matches to one of
+// these names, "Ratelimit-Reſet", is not that field). Every other field
+// stays, Retry-After and Cache-Control among them.
 //
 // It is for the header of a response that a handler behind the
 // middleware passes on from elsewhere, so that the client reads the
@@ -29,7 +28,7 @@ var fieldNames = [...]string{
 func DropRateLimitFields(h http.Header) {
 	for k := range h {
 		for _, f := range fieldNames {
-			if strings.EqualFold(k, f) {
+			if equalFoldASCII(k, f) {
 				delete(h, k)
 				break
 			}
@@ -68,4 +67,26 @@ func DropBackendRateLimitFields(modify func(*http.Response) error) func(*http.Re
 		}
 		return modify(resp)
 	}
+}
+
+// equalFoldASCII reports whether s and t are equal under ASCII case
+// folding alone, as field names compare (strings.EqualFold also folds
+// non-ASCII letters onto ASCII ones: "ſ" onto "s", "K" onto "k").
+func equalFoldASCII(s, t string) bool {
+	if len(s) != len(t) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		a, b := s[i], t[i]
+		if 'A' <= a && a <= 'Z' {
+			a += 'a' - 'A'
+		}
+		if 'A' <= b && b <= 'Z' {
+			b += 'a' - 'A'
+		}
+		if a != b {
+			return false
+		}
+	}
+	return true
 }

@@ -224,3 +224,41 @@ func TestDropBackendRateLimitFieldsComposes(t *testing.T) {
 		t.Errorf("modify's change lost: %v", resp.Header)
 	}
 }
+
+// TestDropRateLimitFieldsASCIICase: field names are ASCII tokens, matched
+// without regard to ASCII case alone: a key of any ASCII case goes, and a
+// key that only Unicode folding matches to a rate-limit field's name (the
+// long s "ſ", U+017F, folds to "s"; the Kelvin sign, U+212A, to "k") is
+// not that field, and stays. No key is rewritten to compare it: dropping
+// from a header of non-canonical keys allocates nothing.
+func TestDropRateLimitFieldsASCIICase(t *testing.T) {
+	h := http.Header{
+		"RATELIMIT-RESET":       {"1"},
+		"x-ratelimit-reset":     {"2"},
+		"rAtElImIt-pOlIcY":      {"3"},
+		"Ratelimit-Reſet":       {"not a field of ours"},
+		"X-Ratelimit-Reſet":     {"not a field of ours"},
+		"X-Ratelimit-Remaining": {"4"},
+	}
+	middleware.DropRateLimitFields(h)
+	want := http.Header{
+		"Ratelimit-Reſet":   {"not a field of ours"},
+		"X-Ratelimit-Reſet": {"not a field of ours"},
+	}
+	if len(h) != len(want) {
+		t.Errorf("DropRateLimitFields left %q, want %q", h, want)
+	}
+	for k, v := range want {
+		if !slices.Equal(h[k], v) {
+			t.Errorf("DropRateLimitFields: %s %q, want %q kept", k, h[k], v)
+		}
+	}
+
+	if raceEnabled {
+		return // allocation counts differ under the race detector
+	}
+	other := http.Header{"content-type": {"text/plain"}, "X-RATELIMIT-USED": {"1"}, "ratelimit-policies": {"x"}, "etag": {`"a"`}}
+	if n := testing.AllocsPerRun(100, func() { middleware.DropRateLimitFields(other) }); n != 0 || len(other) != 4 {
+		t.Errorf("DropRateLimitFields of non-canonical keys: %v allocations, %d keys left; want 0, 4", n, len(other))
+	}
+}
