@@ -42,8 +42,9 @@ func DropRateLimitFields(h http.Header) {
 // then calls modify, unless it is nil, and returns its error. The client
 // then reads the middleware's rate-limit fields alone, under every
 // profile, as it would without the proxy, where the backend's would add
-// values to them (see the package doc). To keep a ModifyResponse already
-// set, wrap it:
+// values to them (see the package doc); not after a backend's 103 Early
+// Hints, though (see below). To keep a ModifyResponse already set, wrap
+// it:
 //
 //	proxy.ModifyResponse = middleware.DropBackendRateLimitFields(proxy.ModifyResponse)
 //
@@ -56,9 +57,15 @@ func DropRateLimitFields(h http.Header) {
 // with the backend's Retry-After and body and the middleware's rate-limit
 // fields, whose room left is the middleware's, not the backend's. The
 // body and every other field of the backend's response are passed on
-// unchanged; an informational response (103 Early Hints), which
-// ReverseProxy passes on without ModifyResponse, and the response's
-// trailers are not changed.
+// unchanged, and its trailers too (only the header is changed).
+//
+// An informational response (103 Early Hints) is not changed either:
+// ReverseProxy passes it on without ModifyResponse, with the middleware's
+// fields and any the backend's 103 carries (a backend behind ratekeeper
+// sets its own before its handler writes the 103). ReverseProxy then
+// clears the response's header map (see the package doc), so after a
+// backend's 103 the final response carries no rate-limit field at all:
+// the middleware's are gone, and the backend's are dropped here.
 func DropBackendRateLimitFields(modify func(*http.Response) error) func(*http.Response) error {
 	return func(resp *http.Response) error {
 		DropRateLimitFields(resp.Header)
