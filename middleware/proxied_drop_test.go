@@ -335,3 +335,62 @@ func TestDropBackendRateLimitFieldsAfter103(t *testing.T) {
 		}
 	}
 }
+
+// TestDropRateLimitFieldsCoversEveryProfile: every field the middleware
+// writes, under each profile, with and without a partition key (pk), on
+// the responses to requests it admits and the 429 of one it denies, is
+// either one DropRateLimitFields drops or one its doc says it keeps
+// (Retry-After, Cache-Control) or the 429's body's (Content-Type,
+// Content-Length). Found by what the middleware writes, not by the list
+// of names: a profile that came to write a field of another name fails
+// here.
+func TestDropRateLimitFieldsCoversEveryProfile(t *testing.T) {
+	quiet := middleware.WithErrorHandler(func(*http.Request, error) {})
+	bare := serve(ok, "GET", "/").Header() // what the handler and the recorder write
+	kept := map[string]bool{
+		middleware.HeaderRetryAfter: true, middleware.HeaderCacheControl: true,
+		"Content-Type": true, "Content-Length": true,
+	}
+	for _, prof := range allProfiles {
+		for _, pk := range [][]byte{nil, []byte("a secret of 16 bytes or more")} {
+			t.Run(fmt.Sprintf("%v/pk=%v", prof, pk != nil), func(t *testing.T) {
+				store, clock := newStore(t)
+				opts := []middleware.Option{middleware.WithClock(clock), middleware.WithHeaders(prof), quiet}
+				if pk != nil {
+					opts = append(opts, middleware.WithPartitionKey(pk))
+				}
+				h := middleware.MustNew(store, []*policy.Policy{
+					fixed("per-second", 2, time.Second, constKey),
+					fixed("per-minute", 3, time.Minute, constKey),
+				}, opts...).Handler(ok)
+				for n := 1; n <= 3; n++ {
+					w := serve(h, "GET", "/")
+					wantCode := http.StatusOK
+					if n == 3 {
+						wantCode = http.StatusTooManyRequests
+					}
+					if w.Code != wantCode {
+						t.Fatalf("request %d: %d, want %d", n, w.Code, wantCode)
+					}
+					got := w.Header().Clone()
+					if prof != middleware.NoHeaders && !slices.ContainsFunc(rateLimitFieldNames, func(f string) bool { return got.Get(f) != "" }) {
+						t.Fatalf("request %d: no rate-limit field written: %v", n, got)
+					}
+					ietf := prof == middleware.IETF || prof == middleware.IETFMostConstraining
+					if pk != nil && ietf && !strings.Contains(got.Get(middleware.HeaderRateLimit), ";pk=") {
+						t.Fatalf("request %d: RateLimit %q without the pk parameter", n, got.Get(middleware.HeaderRateLimit))
+					}
+					middleware.DropRateLimitFields(got)
+					for k, v := range got {
+						if _, ok := bare[k]; ok && w.Code == http.StatusOK {
+							continue
+						}
+						if w.Code == http.StatusOK || !kept[k] {
+							t.Errorf("request %d (%d): %s %q left, a field the middleware wrote that is neither a rate-limit field nor one kept", n, w.Code, k, v)
+						}
+					}
+				}
+			})
+		}
+	}
+}
