@@ -82,7 +82,8 @@ var probeMethods = []string{
 // method, where it sends the path on that one ("GET /login" reported
 // with the router's "POST /login"). A route, path or router pattern
 // longer than 64 characters is quoted cut to its first 48, marked with
-// its length (`"/aaaa"… (100001 bytes)`), not whole. The
+// its length (`"/aaaa"… (100001 bytes)`), not whole, and so is a
+// method as long. The
 // policy's other restrictions ([policy.WithMatch]) are not asked: they
 // choose among the requests of a route that exists. A route on HEAD that
 // chi has on GET alone is reported, as chi answers HEAD there 405 unless
@@ -258,7 +259,7 @@ func checkRoute(call string, p *policy.Policy, rt string, pattern func(*http.Req
 				return nil
 			}
 			if to := pattern(probeRequest(m, pa)); to != "" && sent == "" {
-				sent = fmt.Sprintf("routes %s %s to %s", m, errtext.Cut(pa), errtext.Quote(to))
+				sent = fmt.Sprintf("routes %s %s to %s", errtext.Cut(m), errtext.Cut(pa), errtext.Quote(to))
 			}
 		}
 		if trimmed != "" && kind != muxPattern {
@@ -274,9 +275,13 @@ func checkRoute(call string, p *policy.Policy, rt string, pattern func(*http.Req
 	if sent == "" {
 		sent = fmt.Sprintf("routes %s to no route", errtext.Cut(paths[0]))
 		if len(methods) == 1 {
-			sent = fmt.Sprintf("routes %s %s to no route", methods[0], errtext.Cut(paths[0]))
+			sent = fmt.Sprintf("routes %s %s to no route", errtext.Cut(methods[0]), errtext.Cut(paths[0]))
 		} else {
-			sent += " for any of " + strings.Join(methods, ", ")
+			cut := make([]string, len(methods))
+			for i, m := range methods {
+				cut[i] = errtext.Cut(m)
+			}
+			sent += " for any of " + strings.Join(cut, ", ")
 		}
 		sent += noRouteHint(pattern, kind, methods, paths[0], path)
 	}
@@ -322,7 +327,7 @@ func noRouteHint(pattern func(*http.Request) string, kind patternKind, methods [
 		}
 		for _, m := range methods {
 			if to := pattern(probeRequest(m, path[i:])); to != "" {
-				return fmt.Sprintf(" (but %s %s to %s: if the router is one mounted at %s, it knows not where: give CheckRoutes the pattern function of the router it is mounted in, policy.ChiPattern(top))", m, errtext.Cut(path[i:]), errtext.Quote(to), errtext.Quote(path[:i]))
+				return fmt.Sprintf(" (but %s %s to %s: if the router is one mounted at %s, it knows not where: give CheckRoutes the pattern function of the router it is mounted in, policy.ChiPattern(top))", errtext.Cut(m), errtext.Cut(path[i:]), errtext.Quote(to), errtext.Quote(path[:i]))
 			}
 		}
 	}
