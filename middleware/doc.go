@@ -93,7 +93,8 @@
 // proxy drop the backend's fields: wrap its ModifyResponse in
 // [DropBackendRateLimitFields] (or call [DropRateLimitFields] on the
 // backend response's header in a ModifyResponse of your own), and the
-// client reads the middleware's fields alone, under every profile. The
+// client reads the middleware's fields alone, under every profile (after
+// a backend's 103, as above, it reads none on the final response). The
 // backend's Retry-After stays: the middleware sends none on a request it
 // admits, and the backend's 429 or 503 says when it will take the retry.
 //
