@@ -97,6 +97,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -227,8 +228,10 @@ func InForce(cfg *policy.Config) Option {
 // ([WithGrace]), as a file cut short may load and fail the check (a
 // route "POST /login" read as "POST /lo"), and reported once. The
 // content in force (given to [InForce], or the file's at New) is not
-// checked. check runs where apply does, before it, and must not call
-// Reload or Close either.
+// checked. A check that panics refuses the version: its error is "the
+// check panicked: " and the panic's value (the stack is logged at Debug).
+// check runs where apply does, before it, and must not call Reload or
+// Close either.
 //
 // Its use is middleware.Middleware.CheckConfigRoutes, which checks the
 // routes of a new version's policies against the router as
@@ -624,7 +627,7 @@ func (w *Watcher) reload(explicit, writing bool) (retry time.Duration, _ error) 
 	}
 	if err == nil && w.check != nil {
 		// A version the check refuses is a file that does not load.
-		if cerr := w.check(cfg); cerr != nil {
+		if cerr := w.runCheck(cfg); cerr != nil {
 			cfg, err = nil, fmt.Errorf("reload: check %s: %w", w.path, cerr)
 		}
 	}
@@ -681,6 +684,22 @@ func (w *Watcher) reload(explicit, writing bool) (retry time.Duration, _ error) 
 		slog.String("file", w.path), slog.Int("policies", len(cfg.Policies)))
 	w.report(cfg, nil)
 	return 0, nil
+}
+
+// runCheck returns check's verdict on cfg; a panic of check is its
+// refusal: nothing has been applied yet, and the Watcher's goroutine
+// (with it the process) or Reload's caller goes on. The refusal is
+// reported as any other (once); the panic's stack is logged at Debug
+// each time. runCheck requires that w.mu is held.
+func (w *Watcher) runCheck(cfg *policy.Config) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			w.log.LogAttrs(context.Background(), slog.LevelDebug, "ratekeeper: config check panicked",
+				slog.String("file", w.path), slog.Any("panic", v), slog.String("stack", string(debug.Stack())))
+			err = fmt.Errorf("the check panicked: %v", v)
+		}
+	}()
+	return w.check(cfg)
 }
 
 // held tells whether a file that does not load, or that loads but whose
