@@ -588,6 +588,12 @@ func (w *Watcher) reload(explicit, writing bool) (retry time.Duration, _ error) 
 	data, err := readFile(w.path)
 	if err == nil && w.applied != nil && bytes.Equal(data, w.applied) && !(explicit && w.applyFailed) {
 		w.holding = false
+		if w.told(failKey(data, nil), explicit) {
+			// This very content was refused last (the check, when
+			// Reload retried its failed apply): a touch says nothing
+			// again.
+			return 0, nil
+		}
 		if w.loadFailed && w.applyFailed {
 			// Back to a version whose apply failed, which was never in
 			// force: its error stands again (Reload retries it).
