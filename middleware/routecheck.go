@@ -23,6 +23,18 @@ import (
 // chi's "/api/{ID}"; a method the route is not registered with).
 var ErrUnknownRoute = errors.New("middleware: a policy's route matches no route of the router")
 
+// ErrIndistinctRoutes is wrapped by the error [Middleware.CheckRoutes]
+// returns for each two policies whose routes differ only by a trailing
+// slash ("GET /x" in one, "GET /x/" in another, on methods that meet)
+// when the router reports both as one route: chi routes a request for
+// /x/ to its route "/x/" but reports that route's pattern as "/x", so
+// each policy applies to the requests of both routes (with 100/min on
+// "/x" and 5/min on "/x/", the 5/min applies to /x too, silently). Both
+// routes exist: the error does not wrap [ErrUnknownRoute]. A ServeMux,
+// for which "/x" and "/x/" are two routes, never gets it, nor does one
+// policy holding both routes.
+var ErrIndistinctRoutes = errors.New("middleware: two policies' routes are one route to the router")
+
 // probeMethods are the methods a route without one is looked up with
 // (with those the policies name): RFC 9110's and PATCH.
 var probeMethods = []string{
@@ -34,7 +46,9 @@ var probeMethods = []string{
 // ([policy.WithRoutes]) against the router's, and returns an error
 // wrapping [ErrUnknownRoute] for each one under which the policy would
 // never apply, since the router routes no request there (joined with
-// [errors.Join]); nil when every route is one the router has. Call it
+// [errors.Join]), and one wrapping [ErrIndistinctRoutes] for each two
+// policies' routes the router reports as one (below); nil when every
+// route is one the router has, and none is another's so. Call it
 // once the routes are registered, before serving: it catches at start-up
 // the typo that would otherwise leave, say, a stricter login limit
 // silently absent. The routes of the policies in force are checked (call
@@ -90,8 +104,24 @@ var probeMethods = []string{
 // its GetHead middleware routes it as GET, which the check cannot see
 // (the error says to write the route on GET, which covers HEAD).
 //
+// Two policies whose routes differ only by a trailing slash, one's
+// "GET /x" and another's "GET /x/" on methods that meet (a route
+// without a method meets every one, or its policy's
+// [policy.WithMethods]; GET meets HEAD), are reported, with an error
+// wrapping [ErrIndistinctRoutes] naming both policies and routes, when
+// the router routes the request built from the one with the slash (GET
+// /x/) to the other's pattern ("/x"): chi does (it reports its route
+// "/x/" as "/x"), so each policy would apply to the requests of both
+// routes, the stricter limit on both, silently, wherever the middleware
+// is installed (r.Use, r.With, r.Group). The router is asked, whatever
+// the pattern function (under ServeMuxPattern it is not: a ServeMux
+// reports "/x" and "/x/" as two routes). One policy holding both routes
+// is no such error; under [policy.ChiPattern] as the middleware's own
+// pattern function ([WithPatternFunc]) the pair is already refused when
+// the policies are set ([policy.NewSet]).
+//
 // No route of the router is reported as missing a policy, and a route
-// the router has is never reported. A route is not checked (nor
+// the router has is never reported as unknown. A route is not checked (nor
 // reported) when a request cannot be built for it: a chi regexp whose
 // values this cannot write (one with lookarounds, say). The requests
 // carry no Host: a ServeMux route registered only under a host
@@ -111,7 +141,7 @@ func (m *Middleware) CheckRoutes(pattern func(*http.Request) string) error {
 // CheckConfigRoutes checks the routes of the policies of cfg, a
 // configuration not applied yet, as [Middleware.CheckRoutes] checks
 // those in force, and returns the same errors (each wrapping
-// [ErrUnknownRoute]), or nil. It changes nothing: the hook for a
+// [ErrUnknownRoute] or [ErrIndistinctRoutes]), or nil. It changes nothing: the hook for a
 // reloader's check before it applies a new configuration, so that a
 // reload naming a route the router does not have is refused as a file
 // that does not load is, the rules in force kept (a typo, "POST /logn",
@@ -171,7 +201,102 @@ func (m *Middleware) checkRoutes(call string, ps []*policy.Policy, pattern func(
 			}
 		}
 	}
+	if kind != muxPattern {
+		errs = append(errs, slashTwins(call, ps, pattern, methods)...)
+	}
 	return errlist.Join(errs)
+}
+
+// slashTwins returns an error wrapping ErrIndistinctRoutes for each route
+// of a policy ending in '/' ("GET /x/") beside another policy's route
+// with the path without it ("GET /x") on a method both take, when the
+// router routes a request built from the first to the pattern of the
+// second (chi's "/x"): each policy then applies to the requests of both
+// routes. methods are those a route without one may take, when its
+// policy names none. The router is asked, not told: a ServeMux answers
+// "/x/", and a function of the user's own asking chi answers "/x". A
+// panic of the pattern function is returned as an error naming the
+// request it was asked for, once per route. call names the method in
+// that error.
+func slashTwins(call string, ps []*policy.Policy, pattern func(*http.Request) string, methods []string) []error {
+	var errs []error
+	for i, p := range ps {
+		if p == nil {
+			continue
+		}
+	routes:
+		for _, a := range p.Routes() {
+			am, apath := splitRoute(a)
+			trimmed := strings.TrimSuffix(apath, "/")
+			if trimmed == apath || trimmed == "" {
+				continue
+			}
+			paths, ok := probePathsWith(apath, 0)
+			if !ok {
+				continue
+			}
+			for j, q := range ps {
+				if j == i || q == nil || q.Name() == p.Name() {
+					continue
+				}
+				for _, b := range q.Routes() {
+					bm, bpath := splitRoute(b)
+					if bpath != trimmed {
+						continue
+					}
+					for _, m := range methods {
+						if !takesMethod(p, am, m) || !takesMethod(q, bm, m) {
+							continue
+						}
+						to, err := askPattern(call, p, a, pattern, m, paths[0])
+						if err != nil {
+							errs = append(errs, err)
+							continue routes
+						}
+						if to == trimmed {
+							errs = append(errs, fmt.Errorf("%w: policy %q, route %s, and policy %q, route %s: the router routes %s %s to %s, the pattern of the route %s too, so each policy applies to the requests of both routes; write one route for them (chi cannot tell them apart), or give them paths that differ otherwise",
+								ErrIndistinctRoutes, p.Name(), errtext.Quote(a), q.Name(), errtext.Quote(b), errtext.Cut(m), errtext.Cut(paths[0]), errtext.Quote(to), errtext.Quote(bpath)))
+							break
+						}
+					}
+				}
+			}
+		}
+	}
+	return errs
+}
+
+// splitRoute returns the method (or "") and the path of rt, a route of
+// policy.WithRoutes.
+func splitRoute(rt string) (method, path string) {
+	if strings.HasPrefix(rt, "/") {
+		return "", rt
+	}
+	method, path, _ = strings.Cut(rt, " ")
+	return method, path
+}
+
+// takesMethod reports whether a route of p with method rm ("" for none)
+// applies to requests with method m: its method, else p's methods, else
+// every method; a route on GET takes HEAD too.
+func takesMethod(p *policy.Policy, rm, m string) bool {
+	ms := p.Methods()
+	if rm != "" {
+		ms = []string{rm}
+	}
+	return len(ms) == 0 || slices.Contains(ms, m) || m == http.MethodHead && slices.Contains(ms, http.MethodGet)
+}
+
+// askPattern returns pattern's answer for a request with method m for
+// path, or an error naming the policy p's route rt and the request when
+// pattern panics.
+func askPattern(call string, p *policy.Policy, rt string, pattern func(*http.Request) string, m, path string) (to string, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("middleware: %s: policy %q, route %s: the pattern function panicked on %s: %v", call, p.Name(), errtext.Quote(rt), errtext.Cut(m+" "+path), v)
+		}
+	}()
+	return pattern(probeRequest(m, path)), nil
 }
 
 // patternKind tells the pattern functions of package policy apart from

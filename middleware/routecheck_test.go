@@ -176,10 +176,14 @@ func TestCheckRoutesNoFalseAlarms(t *testing.T) {
 		r.Mount("/api", api)
 		routes := []string{
 			"GET /users/{id}", `GET /n/{id:[0-9]+}`, `/d/{date:\d{4}-\d{2}}`, "GET /f/{name}.{ext}",
-			"POST /login/", "POST /login", "/files/*", "HEAD /x", "GET /x", "GET /v1/", "GET /v1",
+			"POST /login/", "/files/*", "HEAD /x", "GET /x", "GET /v1/",
 			"/v1/items/{id}", "GET /api/u/{id}",
 		}
 		checkAll(t, routes, policy.ChiPattern(r))
+		// The routes chi reports for "/login/" and "/v1/", apart: beside
+		// those, in other policies, they are ErrIndistinctRoutes (see
+		// TestCheckRoutesSlashTwins).
+		checkAll(t, []string{"POST /login", "GET /v1"}, policy.ChiPattern(r))
 	})
 }
 
