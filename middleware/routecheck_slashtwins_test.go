@@ -120,3 +120,48 @@ func TestCheckRoutesSlashTwins(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckRoutesSlashTwinsAsked: the router is asked, whatever asks it:
+// a pattern function of the user's own that asks chi gets the pair
+// reported as ChiPattern's does, as does a chi router that has only the
+// route "/x/" (a request for /x/ is routed to "/x", so a policy on "GET
+// /x" applies there); HEAD meets GET; policies whose methods
+// (WithMethods) do not meet are no pair.
+func TestCheckRoutesSlashTwinsAsked(t *testing.T) {
+	store, _ := newStore(t)
+	m := middleware.MustNew(store, slashTwinRules(), middleware.CheckForwarding(false))
+	both := chi.NewRouter()
+	both.Get("/x", ok)
+	both.Get("/x/", ok)
+	only := chi.NewRouter()
+	only.Get("/x/", ok)
+	own := func(r *http.Request) string { return policy.ChiPattern(both)(r) }
+	for name, pattern := range map[string]func(*http.Request) string{
+		"own function": own, "only /x/": policy.ChiPattern(only),
+	} {
+		if err := m.CheckRoutes(pattern); !errors.Is(err, middleware.ErrIndistinctRoutes) || errors.Is(err, middleware.ErrUnknownRoute) {
+			t.Errorf("%s: CheckRoutes = %v, want ErrIndistinctRoutes alone", name, err)
+		}
+	}
+	head := []*policy.Policy{
+		fixed("plain", 100, time.Minute, peerIP, policy.WithRoutes("GET /x")),
+		fixed("head", 2, time.Minute, peerIP, policy.WithRoutes("HEAD /x/")),
+	}
+	headRouter := chi.NewRouter()
+	headRouter.Get("/x", ok)
+	headRouter.Head("/x/", ok)
+	if err := m.CheckConfigRoutes(&policy.Config{Policies: head}, policy.ChiPattern(headRouter)); !errors.Is(err, middleware.ErrIndistinctRoutes) ||
+		!strings.Contains(err.Error(), `HEAD /x/ to "/x"`) {
+		t.Errorf("CheckConfigRoutes(GET /x, HEAD /x/) = %v, want ErrIndistinctRoutes for HEAD /x/", err)
+	}
+	apart := []*policy.Policy{
+		fixed("gets", 100, time.Minute, peerIP, policy.WithMethods(http.MethodGet), policy.WithRoutes("/x")),
+		fixed("deletes", 2, time.Minute, peerIP, policy.WithMethods(http.MethodDelete), policy.WithRoutes("/x/")),
+	}
+	apartRouter := chi.NewRouter()
+	apartRouter.Get("/x", ok)
+	apartRouter.Delete("/x/", ok)
+	if err := m.CheckConfigRoutes(&policy.Config{Policies: apart}, policy.ChiPattern(apartRouter)); err != nil {
+		t.Errorf("CheckConfigRoutes(GET /x, DELETE /x/) = %v, want nil", err)
+	}
+}
