@@ -112,8 +112,8 @@ var probeMethods = []string{
 // the router routes the request built from the one with the slash (GET
 // /x/) to the other's pattern ("/x"): chi does (it reports its route
 // "/x/" as "/x"), so each policy would apply to the requests of both
-// routes, the stricter limit on both, silently, wherever the middleware
-// is installed (r.Use, r.With, r.Group). The router is asked, whatever
+// routes, each limit on both, silently, wherever the middleware is
+// installed after chi routes (r.With, r.Group, a sub-router's r.Use). The router is asked, whatever
 // the pattern function (under ServeMuxPattern it is not: a ServeMux
 // reports "/x" and "/x/" as two routes). One policy holding both routes
 // is no such error; under [policy.ChiPattern] as the middleware's own
@@ -141,11 +141,12 @@ func (m *Middleware) CheckRoutes(pattern func(*http.Request) string) error {
 // CheckConfigRoutes checks the routes of the policies of cfg, a
 // configuration not applied yet, as [Middleware.CheckRoutes] checks
 // those in force, and returns the same errors (each wrapping
-// [ErrUnknownRoute] or [ErrIndistinctRoutes]), or nil. It changes nothing: the hook for a
-// reloader's check before it applies a new configuration, so that a
-// reload naming a route the router does not have is refused as a file
-// that does not load is, the rules in force kept (a typo, "POST /logn",
-// would otherwise drop the limit the policy was meant to set):
+// [ErrUnknownRoute] or [ErrIndistinctRoutes]), or nil. It changes
+// nothing: the hook for a reloader's check before it applies a new
+// configuration, so that a reload naming a route the router does not
+// have is refused as a file that does not load is, the rules in force
+// kept (a typo, "POST /logn", would otherwise drop the limit the policy
+// was meant to set):
 //
 //	w, err := reload.New(path, m.ApplyConfig, reload.InForce(cfg),
 //		reload.WithCheck(func(c *policy.Config) error { return m.CheckConfigRoutes(c, nil) }))
