@@ -168,7 +168,9 @@
 // own pattern function knows the mount only while serving a request)
 // where a request built from each route of the policies goes, and
 // returns an error ([ErrUnknownRoute]) naming every route no such request
-// reaches, and where the router sends it:
+// reaches, and where the router sends it; with chi, which reports "/x"
+// and "/x/" as one pattern, two policies' routes it cannot tell apart
+// ("GET /x", "GET /x/") are an error too ([ErrIndistinctRoutes]):
 //
 //	if err := m.CheckRoutes(policy.ChiPattern(r)); err != nil {
 //		log.Fatal(err)
