@@ -302,6 +302,11 @@ const (
 // year) is most likely a slip of unit.
 const MaxFailureRetryAfter = time.Hour
 
+// MaxConfigSize is the size in bytes of the largest configuration [Load]
+// and [ParseConfig] read (256 KiB); a larger one is refused with a
+// *ConfigError. A real configuration takes a few kilobytes.
+const MaxConfigSize = 256 << 10
+
 // Load reads the configuration file at path (JSON when the name ends in
 // .json, YAML when it ends in .yaml or .yml, and otherwise JSON when the
 // content starts with '{', else YAML) and returns it with every policy
@@ -334,9 +339,9 @@ const MaxFailureRetryAfter = time.Hour
 // unless the whole file is valid.
 //
 // So that a hostile or corrupt file cannot stall the loader, a file is
-// refused with a *ConfigError when it is larger than 256 KiB, nests flow
-// collections ([ ], { }) more than 64 levels deep in YAML or indents a
-// line more than 256 columns (which bounds the nesting of block
+// refused with a *ConfigError when it is larger than [MaxConfigSize] (256
+// KiB), nests flow collections ([ ], { }) more than 64 levels deep in YAML
+// or indents a line more than 256 columns (which bounds the nesting of block
 // collections), nests more than 100 levels deep in JSON, or holds more
 // than 4,096 mapping keys or 20,000 nodes (a YAML alias counting as the
 // nodes it names); so is such a document given to [ParseConfig]. A real
@@ -348,7 +353,7 @@ func Load(path string) (*Config, error) {
 		return nil, fmt.Errorf("policy: %w", err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxConfigSize+1))
+	data, err := io.ReadAll(io.LimitReader(f, MaxConfigSize+1))
 	if err != nil {
 		// "read PATH: is a directory" names the path again.
 		var pe *fs.PathError
@@ -364,8 +369,8 @@ func Load(path string) (*Config, error) {
 // error messages and its extension (.json, .yaml, .yml) selects the
 // format. See [Load].
 func ParseConfig(data []byte, name string) (*Config, error) {
-	if len(data) > maxConfigSize {
-		return nil, &ConfigError{File: name, Reason: fmt.Sprintf("is larger than %d bytes", maxConfigSize)}
+	if len(data) > MaxConfigSize {
+		return nil, &ConfigError{File: name, Reason: fmt.Sprintf("is larger than %d bytes", MaxConfigSize)}
 	}
 	if wideText(data) {
 		return nil, &ConfigError{File: name, Line: 1, Column: 1, Reason: "is UTF-16 (or UTF-32) text, not UTF-8; save it as UTF-8"}

@@ -91,10 +91,6 @@ func (n *cnode) describe() string {
 // A position is a 1-based line and column; zero when unknown.
 type position struct{ line, col int }
 
-// maxConfigSize bounds the configuration files the loader reads: 64
-// policies fit in a few kilobytes.
-const maxConfigSize = 256 << 10
-
 // maxConfigNodes bounds the nodes of a document, counting a YAML alias
 // as the nodes it names: aliases share their anchor's nodes, so a small
 // file could otherwise stand for millions of entries to decode.

@@ -38,24 +38,19 @@ const stdinName = "stdin"
 // input (tests replace it).
 var checkStdin io.Reader = os.Stdin
 
-// maxConfigBytes is the size of the largest configuration policy.Load
-// and policy.ParseConfig read (a real one takes a few kilobytes); they
-// report a larger one as a problem of the file, which check and replay
-// report as an input error, exit status 2, as a file that cannot be read.
-// TestCheckTooLargeIsInputError keeps it to the policy package's bound.
-const maxConfigBytes = 256 << 10
-
 // loadConfig loads the configuration file name, or for "-" the one on
 // standard input (checkStdin), named "stdin" in its errors. A file larger
-// than maxConfigBytes, and an access log given for the configuration, are
-// errors of their own, not *policy.ConfigError.
+// than policy.MaxConfigSize, and an access log given for the
+// configuration, are errors of their own, not *policy.ConfigError: check
+// and replay report them as input errors, exit status 2, as a file that
+// cannot be read.
 func loadConfig(name string) (*policy.Config, error) {
 	var data []byte
 	var err error
 	file := name
 	if name == "-" {
 		file = stdinName
-		data, err = io.ReadAll(io.LimitReader(checkStdin, maxConfigBytes+1))
+		data, err = io.ReadAll(io.LimitReader(checkStdin, policy.MaxConfigSize+1))
 		if err != nil {
 			return nil, fmt.Errorf("reading standard input: %w", err)
 		}
@@ -66,7 +61,7 @@ func loadConfig(name string) (*policy.Config, error) {
 			return nil, err
 		}
 		defer f.Close()
-		data, err = io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
+		data, err = io.ReadAll(io.LimitReader(f, policy.MaxConfigSize+1))
 		if err != nil {
 			// "read PATH: is a directory" names the path again.
 			var pe *fs.PathError
@@ -76,8 +71,8 @@ func loadConfig(name string) (*policy.Config, error) {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	if len(data) > maxConfigBytes {
-		err = fmt.Errorf("%s: is larger than %d bytes (256 KiB), the most a configuration may be; a real one takes a few kilobytes", file, maxConfigBytes)
+	if len(data) > policy.MaxConfigSize {
+		err = fmt.Errorf("%s: is larger than %d bytes (256 KiB), the most a configuration may be; a real one takes a few kilobytes", file, policy.MaxConfigSize)
 	} else {
 		var cfg *policy.Config
 		if cfg, err = policy.ParseConfig(data, file); err == nil {
