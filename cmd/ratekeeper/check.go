@@ -38,6 +38,23 @@ const stdinName = "stdin"
 // input (tests replace it).
 var checkStdin io.Reader = os.Stdin
 
+// hintTerminal writes one line on stderr, for the command cmd about to
+// read what (the configuration, the log) from standard input in, when in
+// is a terminal: a user who piped nothing would otherwise see the
+// command wait silently. in counts as a terminal when it is a character
+// device (its Stat says so), which /dev/null is too; a pipe, a file or a
+// reader without Stat gets no line.
+func hintTerminal(stderr io.Writer, cmd string, in io.Reader, what, paste string) {
+	st, ok := in.(interface{ Stat() (fs.FileInfo, error) })
+	if !ok {
+		return
+	}
+	if fi, err := st.Stat(); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return
+	}
+	fmt.Fprintf(stderr, "ratekeeper %s: reading %s from standard input (a terminal): paste %s, end with Ctrl-D; or pipe a file\n", cmd, what, paste)
+}
+
 // loadConfig loads the configuration file name, or for "-" the one on
 // standard input (checkStdin), named "stdin" in its errors. A file larger
 // than policy.MaxConfigSize, and an access log given for the
@@ -117,6 +134,9 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	name := pos[0]
 	if name == "-" {
 		name = stdinName
+	}
+	if pos[0] == "-" {
+		hintTerminal(stderr, "check", checkStdin, "the configuration", "it")
 	}
 	cfg, err := loadConfig(pos[0])
 	if err != nil {

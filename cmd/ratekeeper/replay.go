@@ -204,6 +204,9 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "ratekeeper replay: --top must not be negative")
 		return exitUsage
 	}
+	if f.config == "-" {
+		hintTerminal(stderr, "replay", checkStdin, "the configuration", "it")
+	}
 	cfg, err := loadConfig(f.config)
 	if err != nil {
 		reportError(stderr, "replay", err)
@@ -227,6 +230,9 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 		defer svg.Discard()
+	}
+	if slices.Contains(logs, "-") {
+		hintTerminal(stderr, "replay", os.Stdin, "the log", "lines")
 	}
 	rep, in, err := replayLogs(cfg, logs, &f, stderr)
 	if err != nil {

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"io"
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestStdinTerminalHint: "check -", "replay --config - LOG" and "replay
+// --config FILE -" with standard input a terminal (nothing piped) waited
+// silently for input that the user did not know to type. Standard input
+// that is a character device, as a terminal is, now gets one line on
+// standard error, before it is read, saying what is read and how to end
+// it; a pipe or a file gets none. /dev/null stands for the terminal: a
+// character device that reads as empty, so that no test waits.
+func TestStdinTerminalHint(t *testing.T) {
+	const (
+		configHint = "reading the configuration from standard input (a terminal)"
+		logHint    = "reading the log from standard input (a terminal)"
+	)
+	open := func(name string) *os.File {
+		t.Helper()
+		f, err := os.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		return f
+	}
+	tty := open(os.DevNull)
+	if fi, err := tty.Stat(); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		t.Skipf("%s is no character device here (%v)", os.DevNull, err)
+	}
+	pipe := func(name string) *os.File {
+		t.Helper()
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Written as the command reads (the log is more than a pipe
+		// holds); closing r at the end ends a Write the command left.
+		t.Cleanup(func() { r.Close() })
+		go func() { w.Write(data); w.Close() }()
+		return r
+	}
+	other := t.TempDir() + "/other" // standard input where a test reads none of it
+	if err := os.WriteFile(other, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	defer func(r io.Reader, f *os.File) { checkStdin, os.Stdin = r, f }(checkStdin, os.Stdin)
+	for _, tc := range []struct {
+		name   string
+		config io.Reader // checkStdin, the configuration's "-"
+		log    *os.File  // os.Stdin, the log's "-"
+		args   []string
+		hint   string // the one line wanted first on stderr, "" for none
+	}{
+		{"check, a terminal", tty, nil, []string{"check", "-"}, "ratekeeper check: " + configHint},
+		{"check, a pipe", pipe("testdata/rules.yaml"), nil, []string{"check", "-"}, ""},
+		{"check, a file", open("testdata/rules.yaml"), nil, []string{"check", "-"}, ""},
+		{"check, a reader", strings.NewReader("policies: []\n"), nil, []string{"check", "-"}, ""},
+		{"check of a file, stdin a terminal", tty, tty, []string{"check", "testdata/rules.yaml"}, ""},
+		{"replay config, a terminal", tty, nil, []string{"replay", "--quiet", "--config", "-", "testdata/access.log"}, "ratekeeper replay: " + configHint},
+		{"replay config, a pipe", pipe("testdata/rules.yaml"), nil, []string{"replay", "--quiet", "--config", "-", "testdata/access.log"}, ""},
+		{"replay log, a terminal", nil, tty, []string{"replay", "--quiet", "--config", "testdata/rules.yaml", "-"}, "ratekeeper replay: " + logHint},
+		{"replay log, a pipe", nil, pipe("testdata/access.log"), []string{"replay", "--quiet", "--config", "testdata/rules.yaml", "-"}, ""},
+		{"replay log, a file", nil, open("testdata/access.log"), []string{"replay", "--quiet", "--config", "testdata/rules.yaml", "-"}, ""},
+		{"replay of files, stdin a terminal", tty, tty, []string{"replay", "--quiet", "--config", "testdata/rules.yaml", "testdata/access.log"}, ""},
+	} {
+		checkStdin, os.Stdin = tc.config, tc.log
+		if tc.log == nil {
+			os.Stdin = open(other)
+		}
+		_, errOut, _ := runCmd(tc.args...)
+		if n := strings.Count(errOut, "(a terminal)"); n != min(len(tc.hint), 1) {
+			t.Errorf("%s: %s: %d hints on stderr, want %d:\n%s", tc.name, strings.Join(tc.args, " "), n, min(len(tc.hint), 1), errOut)
+			continue
+		}
+		if tc.hint == "" {
+			continue
+		}
+		first, _, _ := strings.Cut(errOut, "\n")
+		if !strings.HasPrefix(first, tc.hint+": ") || !strings.Contains(first, "Ctrl-D") || !strings.Contains(first, "pipe") {
+			t.Errorf("%s: %s: first line on stderr %q, want the hint %q, saying to end with Ctrl-D or pipe a file", tc.name, strings.Join(tc.args, " "), first, tc.hint)
+		}
+	}
+}
