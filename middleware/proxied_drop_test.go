@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"net/http/httptrace"
 	"net/http/httputil"
-	"net/textproto"
 	"net/url"
 	"slices"
 	"strings"
@@ -300,29 +298,11 @@ func TestDropBackendRateLimitFieldsAfter103(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 
-	var mu sync.Mutex
-	var early []textproto.MIMEHeader
 	req, err := http.NewRequest(http.MethodGet, srv.URL+"/page", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
-		Got1xxResponse: func(code int, h textproto.MIMEHeader) error {
-			mu.Lock()
-			defer mu.Unlock()
-			if code == http.StatusEarlyHints {
-				early = append(early, h)
-			}
-			return nil
-		},
-	}))
-	resp, err := srv.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	mu.Lock()
-	defer mu.Unlock()
+	resp, early := doEarlyHints(t, srv.Client(), req)
 	if resp.StatusCode != http.StatusOK || len(early) != 1 {
 		t.Fatalf("GET /page = %d after %d 103s; want 200 after one 103", resp.StatusCode, len(early))
 	}

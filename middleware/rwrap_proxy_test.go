@@ -1,6 +1,7 @@
 package middleware_test
 
 import (
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httptrace"
@@ -44,30 +45,12 @@ func TestReverseProxyAfter103DropsRateLimitFields(t *testing.T) {
 	front := httptest.NewServer(mux)
 	defer front.Close()
 
-	var mu sync.Mutex
-	var early []textproto.MIMEHeader
 	req, err := http.NewRequest(http.MethodGet, front.URL+"/page", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	req.Header.Set("X-User", "alice")
-	req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
-		Got1xxResponse: func(code int, h textproto.MIMEHeader) error {
-			mu.Lock()
-			defer mu.Unlock()
-			if code == http.StatusEarlyHints {
-				early = append(early, h)
-			}
-			return nil
-		},
-	}))
-	resp, err := front.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	mu.Lock()
-	defer mu.Unlock()
+	resp, early := doEarlyHints(t, front.Client(), req)
 	if resp.StatusCode != http.StatusOK || len(early) != 1 {
 		t.Fatalf("GET /page = %d after %d 103s; want 200 after one 103", resp.StatusCode, len(early))
 	}
@@ -79,4 +62,31 @@ func TestReverseProxyAfter103DropsRateLimitFields(t *testing.T) {
 	if got := resp.Header.Values(middleware.HeaderRateLimit); len(got) != 0 {
 		t.Errorf("the final response's RateLimit = %q; the doc says ReverseProxy cleared it after the 103 (update the doc if Go no longer does)", got)
 	}
+}
+
+// doEarlyHints sends req with client and returns its final response (its
+// body read and closed) and the header of each 103 Early Hints before it.
+func doEarlyHints(t *testing.T, client *http.Client, req *http.Request) (*http.Response, []textproto.MIMEHeader) {
+	t.Helper()
+	var mu sync.Mutex
+	var early []textproto.MIMEHeader
+	req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+		Got1xxResponse: func(code int, h textproto.MIMEHeader) error {
+			mu.Lock()
+			defer mu.Unlock()
+			if code == http.StatusEarlyHints {
+				early = append(early, h)
+			}
+			return nil
+		},
+	}))
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	return resp, early
 }
