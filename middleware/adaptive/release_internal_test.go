@@ -6,11 +6,7 @@ import (
 	"time"
 	"weak"
 
-	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
-	"github.com/ratekeeper/ratekeeper/keyfunc"
-	"github.com/ratekeeper/ratekeeper/middleware"
-	"github.com/ratekeeper/ratekeeper/policy"
 )
 
 // TestJudgedWindowsAreReleased: the window list does not grow with the
@@ -20,17 +16,7 @@ import (
 // back merged.
 func TestJudgedWindowsAreReleased(t *testing.T) {
 	clock := algotest.NewClock(time.Unix(1_700_000_000, 0))
-	store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 100, Window: time.Minute}
-	m := middleware.MustNew(store, []*policy.Policy{policy.Must(policy.New("p", spec, keyfunc.Must(keyfunc.IP())))})
-	c, err := New(m, Config{Clock: clock, Period: time.Second, MinSamples: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newInternalController(t, Config{Clock: clock, Period: time.Second, MinSamples: 1})
 	var made []weak.Pointer[window]
 	remember := func() {
 		for w := c.win.Load(); w != nil; w = w.next.Load() {

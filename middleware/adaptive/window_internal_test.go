@@ -21,17 +21,7 @@ import (
 // was judged (provisional, then settled).
 func TestWindowsKeepEveryRequest(t *testing.T) {
 	clock := algotest.NewClock(time.Unix(1_700_000_000, 0))
-	store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 100, Window: time.Minute}
-	m := middleware.MustNew(store, []*policy.Policy{policy.Must(policy.New("p", spec, keyfunc.Must(keyfunc.IP())))})
-	c, err := New(m, Config{Clock: clock, Period: time.Second, MinSamples: 1, Baseline: time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newInternalController(t, Config{Clock: clock, Period: time.Second, MinSamples: 1, Baseline: time.Millisecond})
 	first := c.win.Load()
 	const goroutines, each = 4, 2000
 	var wg sync.WaitGroup
@@ -88,4 +78,23 @@ func TestWindowsKeepEveryRequest(t *testing.T) {
 	if prev != c.win.Load() {
 		t.Errorf("the last window is not the period in course")
 	}
+}
+
+// newInternalController returns a Controller with cfg of a middleware of
+// one policy, 100 a minute per IP, on a memory store reading cfg.Clock
+// (closed when the test ends).
+func newInternalController(t *testing.T, cfg Config) *Controller {
+	t.Helper()
+	store, err := algorithms.NewMemoryStore(algorithms.WithClock(cfg.Clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 100, Window: time.Minute}
+	m := middleware.MustNew(store, []*policy.Policy{policy.Must(policy.New("p", spec, keyfunc.Must(keyfunc.IP())))})
+	c, err := New(m, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
