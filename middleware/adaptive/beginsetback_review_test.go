@@ -28,10 +28,7 @@ func TestControllerBeginReadBeforeSetBackCountsFromTheRestart(t *testing.T) {
 	}
 	observe(c, 1, 1, time.Second) // slow and failing
 	clock.Advance(time.Minute)
-	if err := c.Evaluate(); err != nil {
-		t.Fatal(err)
-	}
-	if got := c.Level(); got != 0.8 {
+	if got := evaluated(t, c); got != 0.8 {
 		t.Fatalf("level %v, want 0.8 (the test's premise)", got)
 	}
 	clock.Advance(59 * time.Second)
@@ -56,10 +53,7 @@ func TestControllerBeginReadBeforeSetBackCountsFromTheRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock.Advance(time.Minute) // the restarted period is over, the request in flight all of it
-	if err := c.Evaluate(); err != nil {
-		t.Fatal(err)
-	}
-	if got := c.Level(); got != 0.8 {
+	if got := evaluated(t, c); got != 0.8 {
 		t.Errorf("level %v, want 0.8 (the restarted minute slow: a request in flight all of it)", got)
 	}
 }

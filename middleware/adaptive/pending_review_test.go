@@ -80,18 +80,12 @@ func TestControllerPendingEvaluationObservesByInstant(t *testing.T) {
 	clock.Advance(time.Minute)      // 150 s: the second minute is over
 	release()
 	hangguard.Await(t, done, 10*time.Second, "the evaluating request")
-	if err := c.Evaluate(); err != nil {
-		t.Fatal(err)
-	}
-	if got := c.Level(); got != 0.8 {
+	if got := evaluated(t, c); got != 0.8 {
 		t.Errorf("level %v, want 0.8 (a healthy first minute, a slow and failing second)", got)
 	}
 	// The third minute, healthy and quiet, climbs back.
 	clock.Advance(30 * time.Second) // 180 s
-	if err := c.Evaluate(); err != nil {
-		t.Fatal(err)
-	}
-	if got := c.Level(); got != 0.9 {
+	if got := evaluated(t, c); got != 0.9 {
 		t.Errorf("after a quiet third minute: level %v, want 0.9", got)
 	}
 }
@@ -150,10 +144,7 @@ func TestControllerClockSetBackWhilePending(t *testing.T) {
 		t.Fatalf("level %v as the clock is set back, want 1 (the restarted period not ended)", got)
 	}
 	clock.Advance(time.Minute)
-	if err := c.Evaluate(); err != nil {
-		t.Fatal(err)
-	}
-	if got := c.Level(); got != 0.8 {
+	if got := evaluated(t, c); got != 0.8 {
 		t.Errorf("level %v at the restarted period's end, want 0.8 (its 41 requests kept, 20 slow and failing)", got)
 	}
 }
@@ -280,10 +271,7 @@ func TestControllerStalledEvaluatorClockSetBack(t *testing.T) {
 	release()
 	hangguard.Await(t, done, 10*time.Second, "the evaluating request")
 	clock.Advance(time.Minute) // the restarted period is over
-	if err := c.Evaluate(); err != nil {
-		t.Fatal(err)
-	}
-	if got := c.Level(); got != 0.8 {
+	if got := evaluated(t, c); got != 0.8 {
 		t.Errorf("level %v at the restarted period's end, want 0.8 (its one request slow and failing)", got)
 	}
 }
@@ -313,10 +301,7 @@ func TestControllerReadingBeforeSetBackCountsInRestarted(t *testing.T) {
 	releaseRead()
 	hangguard.Await(t, done, 10*time.Second, "the first request")
 	clock.Advance(time.Minute) // the restarted period is over
-	if err := c.Evaluate(); err != nil {
-		t.Fatal(err)
-	}
-	if got := c.Level(); got != 0.8 {
+	if got := evaluated(t, c); got != 0.8 {
 		t.Errorf("level %v at the restarted period's end, want 0.8 (a request slow and failing of its two)", got)
 	}
 }
@@ -337,10 +322,7 @@ func TestControllerEndDuringPendingEvaluation(t *testing.T) {
 	}
 	observe(c, 1, 1, time.Second) // slow and failing
 	clock.Advance(time.Minute)
-	if err := c.Evaluate(); err != nil {
-		t.Fatal(err)
-	}
-	if got := c.Level(); got != 0.8 {
+	if got := evaluated(t, c); got != 0.8 {
 		t.Fatalf("level %v, want 0.8 (the test's premise)", got)
 	}
 	r := c.Begin() // in flight all the next minute
@@ -358,4 +340,13 @@ func TestControllerEndDuringPendingEvaluation(t *testing.T) {
 	if got := c.Level(); got != 0.9 {
 		t.Errorf("level %v, want 0.9 (the hung request ended before the stalled evaluation judged the minute)", got)
 	}
+}
+
+// evaluated evaluates c and returns its level then.
+func evaluated(t *testing.T, c *adaptive.Controller) float64 {
+	t.Helper()
+	if err := c.Evaluate(); err != nil {
+		t.Fatal(err)
+	}
+	return c.Level()
 }
