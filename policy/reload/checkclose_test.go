@@ -1,13 +1,11 @@
 package reload_test
 
 import (
-	"runtime"
 	"sync/atomic"
 	"testing"
 
 	"go.uber.org/goleak"
 
-	"github.com/ratekeeper/ratekeeper/internal/hangguard"
 	"github.com/ratekeeper/ratekeeper/policy"
 	"github.com/ratekeeper/ratekeeper/policy/reload"
 )
@@ -36,28 +34,7 @@ func TestCloseWaitsForCheck(t *testing.T) {
 	writeAtomic(t, path, config(7))
 	clock.advance(await(t, clock.resets, "no event"))
 	await(t, entered, "no check")
-	closed := make(chan error, 1)
-	go closeWatcher(w, closed)
-	g := hangguard.New(wait)
-	defer g.Stop()
-	for !closeBlockedInReload() {
-		select {
-		case <-closed:
-			close(release)
-			t.Fatal("Close returned while the check was still running")
-		case <-g.C:
-			if g.Expired() {
-				close(release)
-				t.Fatalf("Close neither returned nor waited for the Watcher's goroutine within %v", wait)
-			}
-		default:
-			runtime.Gosched()
-		}
-	}
-	close(release)
-	if err := <-closed; err != nil {
-		t.Fatal(err)
-	}
+	closeDuringReload(t, w, release, "the check")
 	if !applied.Load() || !reported.Load() || w.Config().Policies[0].Spec().Limit != 7 {
 		t.Errorf("after Close: applied %v, reported %v, Config limit %d; want the version checked applied and reported before Close returned",
 			applied.Load(), reported.Load(), w.Config().Policies[0].Spec().Limit)

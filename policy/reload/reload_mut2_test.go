@@ -151,28 +151,7 @@ func TestCloseWaitsForReload(t *testing.T) {
 	writeAtomic(t, path, config(7))
 	clock.advance(await(t, clock.resets, "no event"))
 	await(t, entered, "no apply")
-	closed := make(chan error, 1)
-	go closeWatcher(w, closed)
-	g := hangguard.New(wait)
-	defer g.Stop()
-	for !closeBlockedInReload() {
-		select {
-		case <-closed:
-			close(release)
-			t.Fatal("Close returned while the reload's apply was still running")
-		case <-g.C:
-			if g.Expired() {
-				close(release)
-				t.Fatalf("Close neither returned nor waited for the Watcher's goroutine within %v", wait)
-			}
-		default:
-			runtime.Gosched()
-		}
-	}
-	close(release)
-	if err := <-closed; err != nil {
-		t.Fatal(err)
-	}
+	closeDuringReload(t, w, release, "the reload's apply")
 	if !reported.Load() {
 		t.Error("Close returned before the reload in progress was reported")
 	}
@@ -559,5 +538,35 @@ func TestReloadEndsGrace(t *testing.T) {
 	}
 	if left != fakeGrace {
 		t.Errorf("emptied again: read again in %v, want a full grace of %v", left, fakeGrace)
+	}
+}
+
+// closeDuringReload calls Close on w while the Watcher's goroutine is held
+// in a reload (by release, which it closes once Close waits for that
+// reload, or on failure) and fails t if Close returns before, never waits,
+// or fails; what names what holds the reload.
+func closeDuringReload(t *testing.T, w *reload.Watcher, release chan struct{}, what string) {
+	t.Helper()
+	closed := make(chan error, 1)
+	go closeWatcher(w, closed)
+	g := hangguard.New(wait)
+	defer g.Stop()
+	for !closeBlockedInReload() {
+		select {
+		case <-closed:
+			close(release)
+			t.Fatalf("Close returned while %s was still running", what)
+		case <-g.C:
+			if g.Expired() {
+				close(release)
+				t.Fatalf("Close neither returned nor waited for the Watcher's goroutine within %v", wait)
+			}
+		default:
+			runtime.Gosched()
+		}
+	}
+	close(release)
+	if err := <-closed; err != nil {
+		t.Fatal(err)
 	}
 }
