@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-chi/chi/v5"
-
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
@@ -95,17 +93,7 @@ func TestDropBackendRateLimitFieldsThroughReverseProxy(t *testing.T) {
 						return []*policy.Policy{fixed("front", 5, time.Minute, constKey)}
 					}
 					front := middleware.MustNew(store, frontPolicies(), middleware.WithClock(clock), middleware.WithHeaders(frontProf), quiet)
-					var h http.Handler
-					if mux == "chi" {
-						r := chi.NewRouter()
-						r.Use(front.Handler)
-						r.Handle("/*", proxy)
-						h = r
-					} else {
-						sm := http.NewServeMux()
-						sm.Handle("/", front.Handler(proxy))
-						h = sm
-					}
+					h := behindFront(mux, front, proxy)
 					twinStore, twinClock := newStore(t)
 					twin := middleware.MustNew(twinStore, frontPolicies(), middleware.WithClock(twinClock), middleware.WithHeaders(frontProf), quiet).Handler(ok)
 

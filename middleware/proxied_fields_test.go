@@ -58,17 +58,7 @@ func TestReverseProxyBackendRateLimitFields(t *testing.T) {
 				proxy := httputil.NewSingleHostReverseProxy(target)
 				front := middleware.MustNew(store, []*policy.Policy{fixed("front", 5, time.Minute, constKey)},
 					middleware.WithClock(clock), middleware.WithHeaders(prof), quiet)
-				var h http.Handler
-				if mux == "chi" {
-					r := chi.NewRouter()
-					r.Use(front.Handler)
-					r.Handle("/*", proxy)
-					h = r
-				} else {
-					sm := http.NewServeMux()
-					sm.Handle("/", front.Handler(proxy))
-					h = sm
-				}
+				h := behindFront(mux, front, proxy)
 				for n := 1; n <= 4; n++ {
 					w := serve(h, "GET", "/")
 					wantCode := http.StatusOK
@@ -112,4 +102,18 @@ func TestReverseProxyBackendRateLimitFields(t *testing.T) {
 			})
 		}
 	}
+}
+
+// behindFront returns a router of kind mux ("chi", or else a ServeMux)
+// that serves every path with proxy behind front.
+func behindFront(mux string, front *middleware.Middleware, proxy http.Handler) http.Handler {
+	if mux == "chi" {
+		r := chi.NewRouter()
+		r.Use(front.Handler)
+		r.Handle("/*", proxy)
+		return r
+	}
+	sm := http.NewServeMux()
+	sm.Handle("/", front.Handler(proxy))
+	return sm
 }
