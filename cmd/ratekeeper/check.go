@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/netip"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -191,18 +192,10 @@ func writeConfig(w io.Writer, cfg *policy.Config) {
 	fmt.Fprintln(w)
 	grouping := fmt.Sprintf("IPv4 by /%d, IPv6 by /%d", cfg.IPv4Prefix, cfg.IPv6Prefix)
 	if len(cfg.NAT64Prefixes) > 0 {
-		var ps []string
-		for _, p := range cfg.NAT64Prefixes {
-			ps = append(ps, p.String())
-		}
-		grouping += fmt.Sprintf("; NAT64 prefixes %s keyed as IPv4", strings.Join(ps, ", "))
+		grouping += fmt.Sprintf("; NAT64 prefixes %s keyed as IPv4", prefixList(cfg.NAT64Prefixes))
 	}
 	if len(cfg.TrustedProxies) > 0 {
-		var ps []string
-		for _, p := range cfg.TrustedProxies {
-			ps = append(ps, p.String())
-		}
-		fmt.Fprintf(w, "client IP: %s from trusted proxies %s; %s\n", cfg.IPSource, strings.Join(ps, ", "), grouping)
+		fmt.Fprintf(w, "client IP: %s from trusted proxies %s; %s\n", cfg.IPSource, prefixList(cfg.TrustedProxies), grouping)
 	} else if cfg.TrustedHops > 0 {
 		fmt.Fprintf(w, "client IP: %s, entry %d from the right (trusted hops %d, whatever the connecting address); %s\n", cfg.IPSource, cfg.TrustedHops, cfg.TrustedHops, grouping)
 	} else {
@@ -216,6 +209,15 @@ func writeConfig(w io.Writer, cfg *policy.Config) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", p.Name(), p.Spec().Algorithm, limitText(p.Spec()), policyMember(cfg.Headers, cfg.Policies, i), d.KeyString(), p.KeyAction(), appliesTo(d), d.Line)
 	}
 	tw.Flush()
+}
+
+// prefixList returns ps written out, separated by commas.
+func prefixList(ps []netip.Prefix) string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.String()
+	}
+	return strings.Join(out, ", ")
 }
 
 // policyMember returns the member of the i-th of ps in the
