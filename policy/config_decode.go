@@ -1095,14 +1095,12 @@ func (d *decoder) nat64Prefixes(n *cnode, field string) []netip.Prefix {
 			d.fail(item.node, item.field, "%q %s", s, why)
 			continue
 		}
-		// keyfunc.IP refuses two prefixes that overlap, but the
-		// well-known one, always recognised, which no valid entry
-		// overlaps; it would name them by their places in out.
-		if p != wellKnownNAT64 {
-			for k, q := range out {
-				if q != wellKnownNAT64 && q.Overlaps(p) {
-					d.fail(item.node, item.field, "%q overlaps %s, %q: which one embeds the address would be ambiguous", s, at[k].field, q)
-				}
+		// Two entries each valid alone that keyfunc.IP refuses together
+		// overlap (keyfunc's rule; its message would name them by their
+		// places in out, not in the file).
+		for k, q := range out {
+			if _, err := keyfunc.IP(keyfunc.NAT64Prefixes(q, p)); err != nil {
+				d.fail(item.node, item.field, "%q overlaps %s, %q: which one embeds the address would be ambiguous", s, at[k].field, q)
 			}
 		}
 		out = append(out, p)
@@ -1110,10 +1108,6 @@ func (d *decoder) nat64Prefixes(n *cnode, field string) []netip.Prefix {
 	}
 	return out
 }
-
-// wellKnownNAT64 is the well-known NAT64 prefix of RFC 6052, which
-// keyfunc.IP always recognises.
-var wellKnownNAT64 = netip.MustParsePrefix("64:ff9b::/96")
 
 // stringItems reads one string or a list of strings, reporting entries
 // that are not strings; items[i] locates out[i] (the entries that are
