@@ -274,7 +274,10 @@ type Option func(*options) error
 
 // WithAttributes adds attributes to every measurement, such as
 // attribute.String("limiter", "public-api") for one of several
-// middlewares. Their keys must be valid and distinct, and not those of
+// middlewares. Several WithAttributes add up (a base list of options and
+// a limiter's own may each give some), so their keys must be distinct
+// across them all: a key given twice is an error, whether in one
+// WithAttributes or in two. Their keys must be valid, and not those of
 // the instruments ([AttrPolicy], [AttrOutcome], [AttrKind], [AttrState]),
 // nor "le": exported to Prometheus (the OpenTelemetry exporter, or a
 // Collector), an attribute becomes a label of its name, and "le" is the
@@ -286,7 +289,11 @@ type Option func(*options) error
 // to describe the service itself is the SDK's Resource, not these.
 func WithAttributes(attrs ...attribute.KeyValue) Option {
 	return func(o *options) error {
-		seen := make(map[attribute.Key]bool, len(attrs))
+		// The keys of the WithAttributes given before, which these add to.
+		seen := make(map[attribute.Key]bool, len(o.attrs)+len(attrs))
+		for _, kv := range o.attrs {
+			seen[kv.Key] = true
+		}
 		for _, kv := range attrs {
 			switch {
 			case !kv.Valid():
@@ -304,7 +311,7 @@ func WithAttributes(attrs ...attribute.KeyValue) Option {
 			}
 			seen[kv.Key] = true
 		}
-		o.attrs = slices.Clone(attrs)
+		o.attrs = append(slices.Clip(o.attrs), attrs...)
 		return nil
 	}
 }

@@ -242,7 +242,9 @@ func WithNamespace(ns string) Option {
 }
 
 // WithConstLabels adds labels to every metric, such as
-// {"limiter": "public-api"} for one of several middlewares. The label
+// {"limiter": "public-api"} for one of several middlewares. Several
+// WithConstLabels add up (a base list of options and a limiter's own may
+// each give some): a name given in two is an error. The label
 // "le" is the histograms' bucket label and an error. So
 // are the labels of the metrics themselves (policy, outcome, kind,
 // state) and a name the Prometheus client refuses (model.LabelName's
@@ -263,8 +265,16 @@ func WithConstLabels(labels prometheus.Labels) Option {
 			if slices.Contains(ownLabels, name) {
 				return fmt.Errorf("prommetrics: WithConstLabels: %q is a label of the metrics (%s)", name, strings.Join(ownLabels, ", "))
 			}
+			if _, ok := o.labels[name]; ok {
+				return fmt.Errorf("prommetrics: WithConstLabels: %q given twice (WithConstLabels add up)", name)
+			}
 		}
-		o.labels = labels
+		// A copy, with the labels of the WithConstLabels given before: the
+		// caller's map is not kept, nor changed.
+		all := make(prometheus.Labels, len(o.labels)+len(labels))
+		maps.Copy(all, o.labels)
+		maps.Copy(all, labels)
+		o.labels = all
 		return nil
 	}
 }
