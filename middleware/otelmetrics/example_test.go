@@ -33,6 +33,10 @@ func Example() {
 	defer store.Close()
 	m := middleware.MustNew(store, []*policy.Policy{policy.Must(policy.PerMinute("per-ip", 2, keyfunc.Must(keyfunc.IP())))},
 		middleware.WithObserver(obs))
+	// Kept until after the collection below: a middleware dropped is
+	// counted out of the limit gauges once the garbage collector finds it
+	// unreachable, which may come before the collection.
+	defer m.Close()
 
 	mux := http.NewServeMux()
 	mux.Handle("/", m.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})))
