@@ -93,6 +93,16 @@
 // option WithoutScopeInfo leaves the label out. The SDK's Resource is
 // exported apart, as target_info.
 //
+// Their names being prommetrics', the exporter and a prommetrics.Metrics
+// of its default namespace must not share a registry (the exporter's
+// default is prometheus.DefaultRegisterer, the one a prommetrics.New
+// is often given): the registry refuses the mixture at every scrape, and
+// its other metrics are lost with it (promhttp answers 500). With the
+// scope label the help texts of ratekeeper_limit_window_seconds differ;
+// without it every series is there twice. To run both, as while moving
+// from one to the other, give the Metrics another
+// prommetrics.WithNamespace, or give the exporter a registry of its own.
+//
 // The series of a policy's requests and errors are reported from the
 // moment the middleware reports the policy, at zero, as prommetrics
 // reports them (on otel.GetMeterProvider() before the SDK is set, from
