@@ -200,6 +200,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -295,7 +296,9 @@ type Option func(*options) error
 // ratekeeper.hold.duration), whose series would then carry it twice, in an exposition a Prometheus scrape refuses
 // (prommetrics.WithConstLabels refuses it alike). For the same reason a
 // key that becomes an otel_scope_* label (the exporter's, on every series:
-// "otel.scope.name") or one with a "__" prefix (reserved) is refused. The OpenTelemetry way
+// "otel.scope.name") or one with a "__" prefix (reserved) is refused, and so
+// is a key or a string value that is not valid UTF-8 (the exporter's
+// registry refuses every series that has it). The OpenTelemetry way
 // to describe the service itself is the SDK's Resource, not these.
 func WithAttributes(attrs ...attribute.KeyValue) Option {
 	return func(o *options) error {
@@ -308,6 +311,10 @@ func WithAttributes(attrs ...attribute.KeyValue) Option {
 			switch {
 			case !kv.Valid():
 				return fmt.Errorf("otelmetrics: WithAttributes: attribute %q is invalid (an empty key or no value)", kv.Key)
+			case !utf8.ValidString(string(kv.Key)):
+				return fmt.Errorf("otelmetrics: WithAttributes: key %q is not valid UTF-8", kv.Key)
+			case kv.Value.Type() == attribute.STRING && !utf8.ValidString(kv.Value.AsString()):
+				return fmt.Errorf("otelmetrics: WithAttributes: the value of key %q is not valid UTF-8", kv.Key)
 			case kv.Key == AttrPolicy, kv.Key == AttrOutcome, kv.Key == AttrKind, kv.Key == AttrState:
 				return fmt.Errorf("otelmetrics: WithAttributes: key %q is an attribute of the instruments", kv.Key)
 			case kv.Key == "le":
