@@ -25,7 +25,8 @@ const (
 	// neither, or longer than 64 KiB, its lines joined, is ignored.
 	HeaderRateLimit = "RateLimit"
 	// HeaderRateLimitPolicy is the IETF RateLimit-Policy field; its w
-	// stands in for a missing t. A field longer than 64 KiB is ignored.
+	// stands in for a missing t (the longest w of the policies of that
+	// name, when several share it). A field longer than 64 KiB is ignored.
 	HeaderRateLimitPolicy = "RateLimit-Policy"
 	// HeaderRateLimitRemaining is draft-6's RateLimit-Remaining, an
 	// Integer Item. In several lines (or several members in a line) no
@@ -696,7 +697,10 @@ func sfField(values []string) (string, bool) {
 	return strings.Join(values, ", "), true
 }
 
-// policyWindows returns the w of each named policy of RateLimit-Policy.
+// policyWindows returns the w of each named policy of RateLimit-Policy; of
+// several policies of one name (a gateway and the application behind it
+// may each write a line, both naming theirs "default"), the longest, as
+// the RateLimit member naming them may be either.
 func policyWindows(h http.Header) map[string]int64 {
 	out := map[string]int64{}
 	field, ok := sfField(h[canonRateLimitPolicy])
@@ -708,7 +712,7 @@ func policyWindows(h http.Header) map[string]int64 {
 			return
 		}
 		if w, ok := m.item.param("w"); ok && w.kind == sfInteger && w.num > 0 {
-			out[m.item.str] = w.num
+			out[m.item.str] = max(out[m.item.str], w.num)
 		}
 	})
 	if !ok {
