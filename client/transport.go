@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/internal/nilness"
 )
 
 // A Transport is an http.RoundTripper that is a good citizen towards the
@@ -85,11 +86,13 @@ type Transport struct {
 }
 
 // New returns a Transport sending requests through next (http.DefaultTransport
-// when nil). Without options it does not pace, retries 429, 503 and 529 up to
-// [DefaultRetries] times, and honours the server's rate-limit headers. A bad
-// option is an error that names it.
+// when nil, or a nil pointer such as a nil *http.Transport). Without options
+// it does not pace, retries 429, 503 and 529 up to [DefaultRetries] times,
+// and honours the server's rate-limit headers. A bad option is an error
+// that names it.
 func New(next http.RoundTripper, opts ...Option) (*Transport, error) {
-	if next == nil {
+	if nilness.Is(next) {
+		// A nil *http.Transport too: it would panic at the first request.
 		next = http.DefaultTransport
 	}
 	c := defaults()
