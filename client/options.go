@@ -518,8 +518,9 @@ func WithGiveUpError() Option {
 // for a probe's answer): its request came first, and placed last each
 // time it is refused, it could be passed again and again; a request
 // already on its way, its wait over, goes first all the same. A refusal
-// that says nothing of how long (a 429, 503 or 529 with neither
-// Retry-After nor rate-limit fields that hold the key) lifts nothing of the server's wait: the probe keeps its role, its
+// that says nothing of how long (a 429, 503 or 529 with neither a
+// Retry-After asking for a wait, nor rate-limit fields that hold the key)
+// lifts nothing of the server's wait: the probe keeps its role, its
 // retry goes as the probe, and the others wait on. A probe that ends
 // without an answer (its context ends, its RoundTripper fails or panics),
 // or gives up after such a refusal, hands its role to the first request

@@ -302,11 +302,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		fromRA := hasRA && ra > 0
 		if t.proactive && key != "" {
 			renewed := t.observe(key, resp.Header, now, ra, hasRA, true)
-			if probe != nil && !renewed && !hasRA && serverHold(resp.Header, now) <= 0 {
-				// A refusal without a word on how long lifts nothing of
-				// the wait the server announced: the probe keeps its role,
-				// its retry goes as the probe, and the others wait on (a
-				// request that gives up hands the role on).
+			if probe != nil && !renewed && !fromRA && serverHold(resp.Header, now) <= 0 {
+				// A refusal without a word on how long (no Retry-After, or
+				// one asking for no wait, which is no usable one) lifts
+				// nothing of the wait the server announced: the probe
+				// keeps its role, its retry goes as the probe, and the
+				// others wait on (a request that gives up hands the role
+				// on).
 				own = probe
 			} else {
 				t.cuts.answer(key, probe, renewed)
