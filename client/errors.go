@@ -121,8 +121,18 @@ func (e *RetryError) Error() string {
 		e.Attempts, attempts, e.Reason, e.LastStatus, http.StatusText(e.LastStatus))
 }
 
-// Is reports whether target is ErrGaveUp.
-func (e *RetryError) Is(target error) bool { return target == ErrGaveUp }
+// Is reports whether target is ErrGaveUp, or context.DeadlineExceeded when
+// the Transport gave up because the retry would have come after the
+// context's deadline (whichever wait, the server's or the retry's turn,
+// would have outlasted it), as a [*WaitError] for the deadline does.
+func (e *RetryError) Is(target error) bool {
+	return target == ErrGaveUp || (e.Reason == reasonDeadline && target == context.DeadlineExceeded)
+}
+
+// Timeout reports whether the Transport gave up because the retry would
+// have come after the context's deadline: an http.Client's *url.Error then
+// reports a timeout too, as for a [*WaitError] for the deadline.
+func (e *RetryError) Timeout() bool { return e.Reason == reasonDeadline }
 
 // Unwrap returns Err.
 func (e *RetryError) Unwrap() error { return e.Err }
