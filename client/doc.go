@@ -13,9 +13,9 @@
 //     punycode);
 //   - it backs off when turned away: a 429, 503 or 529 (Anthropic's
 //     "overloaded", retried as a 503 is; or a 403 that refuses
-//     the request for its rate, as GitHub's do: one with Retry-After, or
-//     rate-limit headers saying no quota is left until a reset still to
-//     come) is retried after the
+//     the request for its rate, as GitHub's do: one with a Retry-After
+//     asking for a wait, or rate-limit headers saying no quota is left
+//     until a reset still to come) is retried after the
 //     server's Retry-After (or its millisecond forms retry-after-ms and
 //     x-ms-retry-after-ms, read first; a Retry-After in decimal seconds,
 //     "1.5", which RFC 9110 does not allow but some servers send, is read

@@ -165,8 +165,9 @@ func (t *Transport) Spec() (algorithms.Spec, bool) {
 // server answers 429, 503 or 529 and the retry policy allows. A 403 counts as a
 // 429 when it refuses the request for its rate (some APIs answer 403: GitHub,
 // for its primary and secondary limits), as its fields say: a Retry-After
-// in any of its forms, or rate-limit fields announcing no quota left until a
-// reset to come; any other 403 is returned at once. It returns the first
+// in any of its forms asking for a wait, or rate-limit fields announcing no
+// quota left until a reset to come; any other 403 (one whose Retry-After
+// asks for no wait among them) is returned at once. It returns the first
 // response that is none of these, or — when it gives up — the last refusal
 // (by default) or a [*RetryError] (with [WithGiveUpError]).
 // It gives up at once, without waiting, when the refusal says the request
@@ -416,14 +417,17 @@ func backOff(status int) bool {
 // rateLimited403 reports whether resp is a 403 that refuses the request
 // for its rate (some APIs answer 403 rather than 429: GitHub, for its
 // primary and secondary limits), as its fields say: a Retry-After (in any
-// of its forms), or rate-limit fields announcing no quota left until a
-// reset to come (see serverHold). Such a 403 is retried as a 429 is; any
-// other 403 is the server's answer, returned at once.
+// of its forms) asking for a wait, or rate-limit fields announcing no
+// quota left until a reset to come (see serverHold). Such a 403 is retried
+// as a 429 is; any other 403 is the server's answer, returned at once,
+// among them one whose Retry-After asks for no wait (0, or a date not
+// after now: some servers put "Retry-After: 0" on every response), which
+// says nothing of a rate, as a reset already past says nothing.
 func rateLimited403(resp *http.Response, now time.Time) bool {
 	if resp.StatusCode != http.StatusForbidden {
 		return false
 	}
-	if _, ok := parseRetryAfter(resp.Header, now); ok {
+	if ra, ok := parseRetryAfter(resp.Header, now); ok && ra > 0 {
 		return true
 	}
 	return serverHold(resp.Header, now) > 0
