@@ -563,7 +563,10 @@ type Retry struct {
 	Attempt int
 	// Status is the status code of the response that asked for the retry.
 	Status int
-	// Wait is how long the Transport waits before the next attempt.
+	// Wait is how long the Transport waits before the next attempt: with
+	// proactive pacing, at least until the hold its key is under ends (see
+	// [WithProactive]), which another response may have set longer than
+	// this one asked.
 	Wait time.Duration
 	// RetryAfter reports whether Wait came from the server's Retry-After,
 	// or its retry-after-ms, x-ms-retry-after-ms or

@@ -339,12 +339,15 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		wait, held := ra, ra // held: the part of the wait the server asked for
 		if !fromRA {
 			wait, held = t.backoff(attempt), 0
-			if t.proactive && key != "" {
-				// The response's RateLimit field may say when quota
-				// returns: retrying earlier would only earn another 429.
-				held = t.holds.remaining(key, now)
-				wait = max(wait, held)
-			}
+		}
+		if t.proactive && key != "" {
+			// The key's hold: this refusal's (its Retry-After, or else
+			// its RateLimit fields, which may say when quota returns:
+			// retrying earlier would only earn another 429), or a longer
+			// one another response set meanwhile, which the retry waits
+			// for as every request of key does.
+			held = max(held, t.holds.remaining(key, now))
+			wait = max(wait, held)
 		}
 		if held > t.maxWait {
 			// The maximum wait bounds every wait for a server's hold, a
