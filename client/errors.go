@@ -111,14 +111,22 @@ type RetryError struct {
 	Err error
 }
 
-// Error names the attempts, the Reason and the last status.
+// Error names the attempts, the Reason and the last status (its code, and
+// its text when it has one: 529 is "overloaded").
 func (e *RetryError) Error() string {
 	attempts := "attempts"
 	if e.Attempts == 1 {
 		attempts = "attempt"
 	}
-	return fmt.Sprintf("client: gave up after %d %s (%s): last status %d %s",
-		e.Attempts, attempts, e.Reason, e.LastStatus, http.StatusText(e.LastStatus))
+	status := fmt.Sprint(e.LastStatus)
+	switch text := http.StatusText(e.LastStatus); {
+	case text != "":
+		status += " " + text
+	case e.LastStatus == statusOverloaded:
+		status += " overloaded" // Anthropic's; net/http has no text for it
+	}
+	return fmt.Sprintf("client: gave up after %d %s (%s): last status %s",
+		e.Attempts, attempts, e.Reason, status)
 }
 
 // Is reports whether target is ErrGaveUp, or context.DeadlineExceeded when
