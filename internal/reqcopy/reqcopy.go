@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+	"unsafe"
 )
 
 // Back gives r what a handler set on c, a copy of r it served, for r's
@@ -24,11 +25,13 @@ import (
 // would on the handler's own request), and the pattern and path values a
 // router (http.ServeMux, chi) matched on c, when it changed the pattern.
 // It compares a few fields, and allocates nothing unless a path value is
-// given: to an r no router served, by SetPathValue (a map of r's own, the
-// only field of r written with the pattern); to one a router served, or
-// whose caller set path values by hand (r.SetPathValue), which may share
-// its path values with c, in one request whose fields r takes, so that it
-// writes into nothing that c shares. c may be r: then nothing changes.
+// given to an r no router served, by SetPathValue (a map of r's own).
+// One a router served, or whose caller set path values by hand
+// (r.SetPathValue), which may share its path values with c, takes c's
+// fields of them (see takePathValues), so that it writes into nothing
+// that c shares. Either way no field of r is written but those a router
+// serving r writes: the forms, the pattern and its path values. c may be
+// r: then nothing changes.
 func Back(r, c *http.Request) {
 	Forms(r, c)
 	p := c.Pattern
@@ -70,7 +73,26 @@ func Back(r, c *http.Request) {
 	// into the map of the others, which net/http's copies of a request
 	// share (c's, r's, those of any copy of c a goroutine of the handler
 	// still reads, and those its caller made of r): a router's, or one
-	// its caller made setting path values by hand.
+	// its caller made setting path values by hand. Those fields are
+	// written alone, as http.ServeMux writes them on the request it
+	// routes: a goroutine of r's caller may be reading r's others.
+	takePathValues(r, c)
+	r.Pattern = p
+}
+
+// takePathValues gives r the path values of c, the fields of net/http
+// that hold them (the pattern that matched, the values of its wildcards
+// and the map of the others), writing no other field of r. Were they
+// gone from net/http, r takes a copy of c under its own context, keeping
+// every other field of its own.
+func takePathValues(r, c *http.Request) {
+	if f := pathFields; f.ok {
+		rp, cp := unsafe.Pointer(r), unsafe.Pointer(c)
+		*(*unsafe.Pointer)(unsafe.Add(rp, f.pat)) = *(*unsafe.Pointer)(unsafe.Add(cp, f.pat))
+		*(*[]string)(unsafe.Add(rp, f.matches)) = *(*[]string)(unsafe.Add(cp, f.matches))
+		*(*map[string]string)(unsafe.Add(rp, f.other)) = *(*map[string]string)(unsafe.Add(cp, f.other))
+		return
+	}
 	keep := *r
 	*r = *c.WithContext(keep.Context())
 	r.Method, r.URL, r.Proto, r.ProtoMajor, r.ProtoMinor = keep.Method, keep.URL, keep.Proto, keep.ProtoMajor, keep.ProtoMinor
@@ -110,23 +132,34 @@ func Trailer(r *http.Request) {
 	}
 }
 
-// otherValues is the index in http.Request of the map that holds the
-// path values SetPathValue sets without a pattern (net/http's unexported
-// otherValues, which no method reveals), or -1 when net/http has no such
-// map: then handSet says every request may hold some.
-var otherValues = func() int {
-	f, ok := reflect.TypeFor[http.Request]().FieldByName("otherValues")
-	if !ok || len(f.Index) != 1 || f.Type != reflect.TypeFor[map[string]string]() {
-		return -1
+// pathFields are the offsets in http.Request of net/http's unexported
+// fields that hold its path values, which no method reveals nor sets
+// alone: pat (the pattern that matched), matches (the values of its
+// wildcards) and otherValues (the map of those SetPathValue sets without
+// a pattern). ok is false when net/http has no such fields, of those
+// types: then handSet says every request may hold values set by hand,
+// and takePathValues copies the whole request.
+var pathFields = func() (f struct {
+	ok                  bool
+	pat, matches, other uintptr
+}) {
+	t := reflect.TypeFor[http.Request]()
+	pat, ok1 := t.FieldByName("pat")
+	matches, ok2 := t.FieldByName("matches")
+	other, ok3 := t.FieldByName("otherValues")
+	if !ok1 || !ok2 || !ok3 || len(pat.Index) != 1 || len(matches.Index) != 1 || len(other.Index) != 1 ||
+		pat.Type.Kind() != reflect.Pointer || matches.Type != reflect.TypeFor[[]string]() || other.Type != reflect.TypeFor[map[string]string]() {
+		return f
 	}
-	return f.Index[0]
+	f.ok, f.pat, f.matches, f.other = true, pat.Offset, matches.Offset, other.Offset
+	return f
 }()
 
 // handSet reports whether r may hold path values its caller set by hand
 // (SetPathValue on a request no router served), in a map r shares with
 // the copies made of it. It reads the map, and allocates nothing.
 func handSet(r *http.Request) bool {
-	return otherValues < 0 || !reflect.ValueOf(r).Elem().Field(otherValues).IsNil()
+	return !pathFields.ok || *(*map[string]string)(unsafe.Add(unsafe.Pointer(r), pathFields.other)) != nil
 }
 
 // wildcards calls f with the name of each wildcard of pattern, as

@@ -135,8 +135,8 @@ func TestBackUnrouted(t *testing.T) {
 // without writing into that map: the sibling, which no router served,
 // shows none of them, and r keeps its own.
 func TestBackHandSet(t *testing.T) {
-	if otherValues < 0 {
-		t.Fatalf("net/http's Request has no otherValues map: every request no router served is taken to hold path values set by hand")
+	if !pathFields.ok {
+		t.Fatalf("net/http's Request has no pat, matches and otherValues fields: every request no router served is taken to hold path values set by hand, and Back copies the whole of a routed one")
 	}
 	r := httptest.NewRequest("GET", "/items/7", nil)
 	if handSet(r) {
@@ -186,5 +186,35 @@ func TestTrailer(t *testing.T) {
 	r = httptest.NewRequest("POST", "/", nil)
 	if Trailer(r); r.Trailer != nil {
 		t.Errorf("Trailer gave a request with no transfer coding a map: %v", r.Trailer)
+	}
+}
+
+// TestBackRoutedWritesOnlyThePathValues: to an r a router served, Back
+// gives c's pattern and path values writing no other field of r, which a
+// goroutine of r's caller may be reading meanwhile (go test -race); were
+// net/http's fields of them gone, it takes a copy of c, keeping r's own.
+func TestBackRoutedWritesOnlyThePathValues(t *testing.T) {
+	for _, fields := range []bool{true, false} {
+		r := httptest.NewRequest("GET", "/api/items/7", nil)
+		r.Pattern = "/api/"
+		c := r.WithContext(context.WithValue(r.Context(), key{}, 1))
+		mux := http.NewServeMux()
+		mux.HandleFunc("GET /api/items/{id}", func(http.ResponseWriter, *http.Request) {})
+		mux.ServeHTTP(httptest.NewRecorder(), c)
+		done := make(chan string)
+		if fields {
+			go func() { done <- r.Method + " " + r.URL.Path + " " + r.Host }() // reads r as Back writes it
+		} else {
+			defer func(f bool) { pathFields.ok = f }(pathFields.ok)
+			pathFields.ok = false
+			go func() { done <- "GET /api/items/7 example.com" }()
+		}
+		Back(r, c)
+		if got := <-done; got != "GET /api/items/7 example.com" {
+			t.Errorf("the caller's goroutine read %q", got)
+		}
+		if r.Pattern != "GET /api/items/{id}" || r.PathValue("id") != "7" || r.Context().Value(key{}) != nil {
+			t.Errorf("fields %v: Back: pattern %q id %q context value %v, want the copy's pattern and id, r's context", fields, r.Pattern, r.PathValue("id"), r.Context().Value(key{}))
+		}
 	}
 }
