@@ -29,9 +29,10 @@ import (
 // One a router served, or whose caller set path values by hand
 // (r.SetPathValue), which may share its path values with c, takes c's
 // fields of them (see takePathValues), so that it writes into nothing
-// that c shares. Either way no field of r is written but those a router
-// serving r writes: the forms, the pattern and its path values. c may be
-// r: then nothing changes.
+// that c shares. Either way no field of r is written but its forms and
+// those a router serving r writes (the pattern and its path values),
+// which a goroutine of r's caller may be reading. c may be r: then
+// nothing changes.
 func Back(r, c *http.Request) {
 	Forms(r, c)
 	p := c.Pattern
