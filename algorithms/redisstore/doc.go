@@ -184,14 +184,18 @@
 // TestLuaArithmetic checks these operations against math/big on the server.
 //
 // The fast path (lua/fast.lua, its decisions in lua/fastlib.lua) decides a
-// plain Take — not a cluster phase, no key twice, every check fixed_window,
-// sliding_window, token_bucket, leaky_bucket or leaky_queue — with one GET,
+// plain Take — not a cluster phase, no key twice, at most 4096 checks, every
+// check fixed_window, sliding_window, token_bucket, leaky_bucket or
+// leaky_queue — with one GET,
 // or one MGET and a GET for each key it finds missing (MGET reads a key of
 // another type as missing; GET fails on it), one SET per key
 // (TestFastPathCommands), and, as a library, no closure or table made per
 // call but the replies Redis itself builds (and, for a key it has not
-// written yet, the entry that keeps its last write: see above); any other
-// Take (sliding_log, sliding_buckets, a repeated key) goes to the general
+// written yet, the entry that keeps its last write: see above; past 16
+// checks, a table that finds a key named twice in time linear in the
+// checks); any other Take (sliding_log, sliding_buckets, a repeated key,
+// more checks: Lua's unpack, which passes MGET its keys, takes fewer than
+// 8000, TestReview3ManyChecksMatchMemoryStore) goes to the general
 // script, at the same instant. It is the general path's arithmetic, with
 // plain numbers exactly where the general path has them:
 //

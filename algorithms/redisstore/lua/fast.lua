@@ -1,5 +1,6 @@
 -- fast.lua: the fast path, run before anything else in the script. It
--- decides a plain Take (mode 0, one key per check, no key twice) whose
+-- decides a plain Take (mode 0, one key per check, no key twice, at most
+-- FASTMAX checks: fastlib.lua) whose
 -- checks are all fixed_window, sliding_window, token_bucket, leaky_bucket
 -- or leaky_queue, with one GET (MGET for several checks, and a GET for
 -- each key MGET finds missing), one SET per key,
@@ -65,9 +66,17 @@ do
     end
   end
   if not p1 and (compact or ok) then
-    if nchecks > fastCap then fastTables(nchecks) end
-    specs = fastSpecs
-    ok = #KEYS == nchecks
+    local seen -- past FASTPAIRS checks, the keys met so far
+    if nchecks > FASTMAX then
+      -- Too many for the fast path (see FASTMAX): the general path, its
+      -- numbers in a table of this call's (not kept by the library).
+      specs, ok = {}, false
+    else
+      if nchecks > fastCap then fastTables(nchecks) end
+      specs = fastSpecs
+      ok = #KEYS == nchecks
+      if nchecks > FASTPAIRS then seen = {} end
+    end
     for i = 1, nchecks do
       local p
       if compact then
@@ -84,8 +93,13 @@ do
         local kind = p[1]
         if not (kind == 1 or kind == 3 or kind >= 5 and kind <= 7) then ok = false end
         local key = KEYS[i]
-        for j = 1, i - 1 do
-          if KEYS[j] == key then ok = false end
+        if seen then
+          if seen[key] then ok = false end
+          seen[key] = true
+        else
+          for j = 1, i - 1 do
+            if KEYS[j] == key then ok = false end
+          end
         end
       end
     end

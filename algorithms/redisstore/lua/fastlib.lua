@@ -12,6 +12,16 @@ local FS = 4 -- the fields per check in fast.lua's table f
 local fastF, fastOut, fastSpecs, fastCap = nil, nil, nil, 0
 local fastOut1 = {0, 0, 0, 0} -- the reply of a Take of one check
 
+-- FASTMAX bounds the checks of a Take the fast path decides: its MGET
+-- passes every key through unpack, which takes fewer than 8000 values
+-- (Lua's LUAI_MAXCSTACK), so a larger Take goes to the general path,
+-- which reads each key with a GET of its own. FASTPAIRS bounds the
+-- checks whose keys are compared pair by pair, with no table made: past
+-- it a table finds a key named twice, in time linear in the checks (the
+-- pairs of 8000 checks, 32 million comparisons, held the server for about
+-- a second).
+local FASTMAX, FASTPAIRS = 4096, 16
+
 -- The seconds of the server's last TIME, as its reply's string and as a
 -- number: calls within one second parse them once (strings are interned,
 -- so comparing them is cheap).
