@@ -142,6 +142,16 @@ func (c *denyCache) mark(checks []algorithms.Check) uint64 {
 
 // answer fills dst and reports true when the Take can be denied locally.
 func (c *denyCache) answer(dst []algorithms.Decision, checks []algorithms.Check, now time.Time) bool {
+	if c.n.Load() == 0 {
+		return false
+	}
+	// A key named twice: its later check waits for the earlier ones too
+	// (see algorithms.Decision.RetryAfter), longer than the key's cached
+	// decision alone says. Redis decides. (Found before the lock, which
+	// every Take of the process waits for.)
+	if anyTwice(checks) {
+		return false
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.m) == 0 {
@@ -171,14 +181,6 @@ func (c *denyCache) answer(dst []algorithms.Decision, checks []algorithms.Check,
 	if !denied {
 		return false
 	}
-	for i := 1; i < len(checks); i++ {
-		if repeated(checks[:i+1], i) {
-			// A key named twice: its later check waits for the earlier
-			// ones too (see algorithms.Decision.RetryAfter), longer than
-			// the key's cached decision alone says. Redis decides.
-			return false
-		}
-	}
 	for i, ch := range checks {
 		e := c.m[denyKey{ch.Spec, ch.Key}]
 		// Whether a wait is over counts from before the call (Redis may
@@ -201,15 +203,58 @@ func (c *denyCache) answer(dst []algorithms.Decision, checks []algorithms.Check,
 	return true
 }
 
-// repeated reports whether another check of checks has the spec and key of
-// checks[i].
-func repeated(checks []algorithms.Check, i int) bool {
-	for j, o := range checks {
-		if j != i && o.Spec == checks[i].Spec && o.Key == checks[i].Key {
-			return true
+// pairwiseChecks bounds the checks whose specs and keys twice and anyTwice
+// compare pair by pair; past it a map finds the repeated ones, in time
+// linear in the checks (comparing the pairs of a Take of 8000 checks,
+// under the cache's lock, held every other Take of the process for
+// seconds: TestReview3DenyCacheManyChecksLinear).
+const pairwiseChecks = 8
+
+// anyTwice reports whether two checks of checks name the same spec and
+// key; it allocates nothing for up to pairwiseChecks checks.
+func anyTwice(checks []algorithms.Check) bool {
+	if len(checks) <= pairwiseChecks {
+		for i := 1; i < len(checks); i++ {
+			for _, o := range checks[:i] {
+				if o.Spec == checks[i].Spec && o.Key == checks[i].Key {
+					return true
+				}
+			}
 		}
+		return false
 	}
-	return false
+	return twice(checks) != nil
+}
+
+// twice returns the spec and key pairs that more than one check of checks
+// names, as a set, or nil when there are none.
+func twice(checks []algorithms.Check) map[denyKey]bool {
+	var out map[denyKey]bool
+	if len(checks) <= pairwiseChecks {
+		for i := 1; i < len(checks); i++ {
+			for _, o := range checks[:i] {
+				if o.Spec == checks[i].Spec && o.Key == checks[i].Key {
+					if out == nil {
+						out = make(map[denyKey]bool)
+					}
+					out[denyKey{o.Spec, o.Key}] = true
+				}
+			}
+		}
+		return out
+	}
+	seen := make(map[denyKey]bool, len(checks))
+	for _, ch := range checks {
+		k := denyKey{ch.Spec, ch.Key}
+		if _, ok := seen[k]; ok {
+			if out == nil {
+				out = make(map[denyKey]bool)
+			}
+			out[k] = true
+		}
+		seen[k] = true
+	}
+	return out
 }
 
 func cost(c algorithms.Check) int64 {
@@ -240,6 +285,10 @@ func (c *denyCache) learn(dst []algorithms.Decision, checks []algorithms.Check, 
 		return
 	}
 	until := now.Add(wait)
+	// Each occurrence of a key named twice saw the earlier ones'
+	// consumption within the Take: its decision is not the key's alone.
+	// (Found before the lock, which every Take of the process waits for.)
+	repeats := twice(checks)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.mark(checks) != marked {
@@ -268,10 +317,8 @@ func (c *denyCache) learn(dst []algorithms.Decision, checks []algorithms.Check, 
 		if len(ch.Key) > maxDenyKeyLen {
 			continue // bounded bytes: see WithDenyCache
 		}
-		if repeated(checks, i) {
-			// Each occurrence of a key saw the earlier ones' consumption
-			// within the Take: its decision is not the key's alone.
-			continue
+		if repeats[k] {
+			continue // named twice: see repeats
 		}
 		if _, ok := c.m[k]; !ok && len(c.m) >= c.size {
 			continue
