@@ -559,13 +559,22 @@ func (r *Reader) Samples() []Malformed { return r.samples }
 // compressed) stream, for progress reports.
 func (r *Reader) BytesRead() int64 { return r.count.n }
 
+// A countingReader counts the bytes read from r, and reads r no more
+// once r has reported its end: bufio retries a read after an io.EOF it
+// returned (each Peek of NewReader's sniffing, each Next), which on a
+// terminal waits for the user to type more, though Ctrl-D ended it.
 type countingReader struct {
-	r io.Reader
-	n int64
+	r     io.Reader
+	n     int64
+	ended bool
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
+	if c.ended {
+		return 0, io.EOF
+	}
 	n, err := c.r.Read(p)
 	c.n += int64(n)
+	c.ended = err == io.EOF
 	return n, err
 }
