@@ -15,6 +15,7 @@ import (
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/logparse"
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/plural"
+	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/tty"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
@@ -42,15 +43,11 @@ var checkStdin io.Reader = os.Stdin
 // hintTerminal writes one line on stderr, for the command cmd about to
 // read what (the configuration, the log) from standard input in, when in
 // is a terminal: a user who piped nothing would otherwise see the
-// command wait silently. in counts as a terminal when it is a character
-// device (its Stat says so), which /dev/null is too; a pipe, a file or a
-// reader without Stat gets no line.
+// command wait silently. A character device that is no terminal
+// (/dev/null), a pipe, a file or a reader without a descriptor gets no
+// line.
 func hintTerminal(stderr io.Writer, cmd string, in io.Reader, what, paste string) {
-	st, ok := in.(interface{ Stat() (fs.FileInfo, error) })
-	if !ok {
-		return
-	}
-	if fi, err := st.Stat(); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+	if !tty.IsTerminal(in) {
 		return
 	}
 	fmt.Fprintf(stderr, "ratekeeper %s: reading %s from standard input (a terminal): paste %s, end with Ctrl-D; or pipe a file\n", cmd, what, paste)

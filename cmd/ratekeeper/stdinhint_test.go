@@ -5,15 +5,20 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/tty/ptytest"
+	"github.com/ratekeeper/ratekeeper/internal/hangguard"
 )
 
 // TestStdinTerminalHint: "check -", "replay --config - LOG" and "replay
 // --config FILE -" with standard input a terminal (nothing piped) waited
 // silently for input that the user did not know to type. Standard input
-// that is a character device, as a terminal is, now gets one line on
-// standard error, before it is read, saying what is read and how to end
-// it; a pipe or a file gets none. /dev/null stands for the terminal: a
-// character device that reads as empty, so that no test waits.
+// that is a terminal now gets one line on standard error, before it is
+// read, saying what is read and how to end it; a pipe, a file, or a
+// character device that is no terminal (/dev/null, which "check - <
+// /dev/null" reads) gets none. The terminal is a pseudo-terminal with the
+// end of the input typed into it beforehand, so that no test waits.
 func TestStdinTerminalHint(t *testing.T) {
 	const (
 		configHint = "reading the configuration from standard input (a terminal)"
@@ -28,9 +33,17 @@ func TestStdinTerminalHint(t *testing.T) {
 		t.Cleanup(func() { f.Close() })
 		return f
 	}
-	tty := open(os.DevNull)
-	if fi, err := tty.Stat(); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
-		t.Skipf("%s is no character device here (%v)", os.DevNull, err)
+	// A new terminal for each case, its input ended by one Ctrl-D, as
+	// the hint says.
+	term := func() *os.File {
+		t.Helper()
+		control, term := ptytest.Open(t)
+		ptytest.EndInput(t, control, 1)
+		return term
+	}
+	devNull := open(os.DevNull)
+	if fi, err := devNull.Stat(); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		t.Fatalf("%s is no character device here (%v)", os.DevNull, err)
 	}
 	pipe := func(name string) *os.File {
 		t.Helper()
@@ -60,23 +73,29 @@ func TestStdinTerminalHint(t *testing.T) {
 		args   []string
 		hint   string // the one line wanted first on stderr, "" for none
 	}{
-		{"check, a terminal", tty, nil, []string{"check", "-"}, "ratekeeper check: " + configHint},
+		{"check, a terminal", term(), nil, []string{"check", "-"}, "ratekeeper check: " + configHint},
+		{"check, /dev/null", devNull, nil, []string{"check", "-"}, ""},
 		{"check, a pipe", pipe("testdata/rules.yaml"), nil, []string{"check", "-"}, ""},
 		{"check, a file", open("testdata/rules.yaml"), nil, []string{"check", "-"}, ""},
 		{"check, a reader", strings.NewReader("policies: []\n"), nil, []string{"check", "-"}, ""},
-		{"check of a file, stdin a terminal", tty, tty, []string{"check", "testdata/rules.yaml"}, ""},
-		{"replay config, a terminal", tty, nil, []string{"replay", "--quiet", "--config", "-", "testdata/access.log"}, "ratekeeper replay: " + configHint},
+		{"check of a file, stdin a terminal", term(), term(), []string{"check", "testdata/rules.yaml"}, ""},
+		{"replay config, a terminal", term(), nil, []string{"replay", "--quiet", "--config", "-", "testdata/access.log"}, "ratekeeper replay: " + configHint},
+		{"replay config, /dev/null", devNull, nil, []string{"replay", "--quiet", "--config", "-", "testdata/access.log"}, ""},
 		{"replay config, a pipe", pipe("testdata/rules.yaml"), nil, []string{"replay", "--quiet", "--config", "-", "testdata/access.log"}, ""},
-		{"replay log, a terminal", nil, tty, []string{"replay", "--quiet", "--config", "testdata/rules.yaml", "-"}, "ratekeeper replay: " + logHint},
+		{"replay log, a terminal", nil, term(), []string{"replay", "--quiet", "--config", "testdata/rules.yaml", "-"}, "ratekeeper replay: " + logHint},
+		{"replay log, /dev/null", nil, devNull, []string{"replay", "--quiet", "--config", "testdata/rules.yaml", "-"}, ""},
 		{"replay log, a pipe", nil, pipe("testdata/access.log"), []string{"replay", "--quiet", "--config", "testdata/rules.yaml", "-"}, ""},
 		{"replay log, a file", nil, open("testdata/access.log"), []string{"replay", "--quiet", "--config", "testdata/rules.yaml", "-"}, ""},
-		{"replay of files, stdin a terminal", tty, tty, []string{"replay", "--quiet", "--config", "testdata/rules.yaml", "testdata/access.log"}, ""},
+		{"replay of files, stdin a terminal", term(), term(), []string{"replay", "--quiet", "--config", "testdata/rules.yaml", "testdata/access.log"}, ""},
 	} {
 		checkStdin, os.Stdin = tc.config, tc.log
 		if tc.log == nil {
 			os.Stdin = open(other)
 		}
-		_, errOut, _ := runCmd(tc.args...)
+		var errOut string
+		hangguard.Run(t, 30*time.Second, tc.name+": "+strings.Join(tc.args, " ")+" returns", func() {
+			_, errOut, _ = runCmd(tc.args...)
+		})
 		if n := strings.Count(errOut, "(a terminal)"); n != min(len(tc.hint), 1) {
 			t.Errorf("%s: %s: %d hints on stderr, want %d:\n%s", tc.name, strings.Join(tc.args, " "), n, min(len(tc.hint), 1), errOut)
 			continue
