@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"net/netip"
 	"os"
+	"runtime"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -50,7 +51,13 @@ func hintTerminal(stderr io.Writer, cmd string, in io.Reader, what, paste string
 	if !tty.IsTerminal(in) {
 		return
 	}
-	fmt.Fprintf(stderr, "ratekeeper %s: reading %s from standard input (a terminal): paste %s, end with Ctrl-D; or pipe a file\n", cmd, what, paste)
+	fmt.Fprintln(stderr, terminalHint(runtime.GOOS, cmd, what, paste))
+}
+
+// terminalHint returns hintTerminal's line on the system goos, which
+// says the keys that end typed input there.
+func terminalHint(goos, cmd, what, paste string) string {
+	return fmt.Sprintf("ratekeeper %s: reading %s from standard input (a terminal): paste %s, end with %s; or pipe a file", cmd, what, paste, tty.EOFKeys(goos))
 }
 
 // loadConfig loads the configuration file name, or for "-" the one on

@@ -3,10 +3,12 @@ package main
 import (
 	"io"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/tty"
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/tty/ptytest"
 	"github.com/ratekeeper/ratekeeper/internal/hangguard"
 )
@@ -104,8 +106,8 @@ func TestStdinTerminalHint(t *testing.T) {
 			continue
 		}
 		first, _, _ := strings.Cut(errOut, "\n")
-		if !strings.HasPrefix(first, tc.hint+": ") || !strings.Contains(first, "Ctrl-D") || !strings.Contains(first, "pipe") {
-			t.Errorf("%s: %s: first line on stderr %q, want the hint %q, saying to end with Ctrl-D or pipe a file", tc.name, strings.Join(tc.args, " "), first, tc.hint)
+		if end := "end with " + tty.EOFKeys(runtime.GOOS); !strings.HasPrefix(first, tc.hint+": ") || !strings.Contains(first, end) || !strings.Contains(first, "pipe") {
+			t.Errorf("%s: %s: first line on stderr %q, want the hint %q, saying to %s or pipe a file", tc.name, strings.Join(tc.args, " "), first, tc.hint, end)
 		}
 	}
 }

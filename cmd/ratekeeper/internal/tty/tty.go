@@ -28,3 +28,13 @@ func IsTerminal(r io.Reader) bool {
 	}
 	return term
 }
+
+// EOFKeys returns the keys that end input typed on a terminal of the
+// system goos (a runtime.GOOS): "Ctrl-Z then Enter" in a Windows console,
+// where Ctrl-D is read as a character; "Ctrl-D" elsewhere.
+func EOFKeys(goos string) string {
+	if goos == "windows" {
+		return "Ctrl-Z then Enter"
+	}
+	return "Ctrl-D"
+}

@@ -67,3 +67,16 @@ func TestIsTerminal(t *testing.T) {
 		t.Errorf("after IsTerminal, the terminal reads %q, %v; want the line typed", buf[:n], err)
 	}
 }
+
+// TestEOFKeys: typed input ends with Ctrl-D on a Unix terminal, with
+// Ctrl-Z then Enter in a Windows console, where Ctrl-D is a character
+// like any other.
+func TestEOFKeys(t *testing.T) {
+	for goos, want := range map[string]string{
+		"linux": "Ctrl-D", "darwin": "Ctrl-D", "freebsd": "Ctrl-D", "windows": "Ctrl-Z then Enter",
+	} {
+		if got := tty.EOFKeys(goos); got != want {
+			t.Errorf("EOFKeys(%q) = %q, want %q", goos, got, want)
+		}
+	}
+}
