@@ -20,6 +20,7 @@ import (
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/logparse"
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/outfile"
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/plural"
+	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/quote"
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/replay"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
@@ -253,7 +254,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 		if !f.asJSON {
-			fmt.Fprintf(stdout, "\nchart: %s\n", f.svg)
+			fmt.Fprintf(stdout, "\nchart: %s\n", quote.IfNeeded(f.svg))
 		}
 	}
 	if prof != nil {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/outfile"
+	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/quote"
 	"github.com/ratekeeper/ratekeeper/middleware"
 )
 
@@ -58,7 +59,7 @@ func Run(w io.Writer, svgPath string, profile middleware.Profile) error {
 		return fmt.Errorf("demo: %w", err)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "4. Chart of admitted and rejected requests per algorithm (%s): %s\n", ChartScenario.Name, svg.Path())
+	fmt.Fprintf(w, "4. Chart of admitted and rejected requests per algorithm (%s): %s\n", ChartScenario.Name, quote.IfNeeded(svg.Path()))
 	return nil
 }
 

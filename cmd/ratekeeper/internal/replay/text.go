@@ -12,6 +12,7 @@ import (
 
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/logparse"
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/plural"
+	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/quote"
 )
 
 // Input describes what was read, for the report's header.
@@ -94,7 +95,7 @@ func (p *PolicyReport) writeText(b *strings.Builder) {
 	if p.NoKey > 0 || p.Skipped > 0 {
 		fmt.Fprintf(tw, "  without a key\t%d\t(%d skipped, the rest rejected 400/403)\n", p.NoKey+p.Skipped, p.Skipped)
 		if p.NoKeyReason != "" {
-			fmt.Fprintf(tw, "  \t\t(first: %s)\n", printable(p.NoKeyReason))
+			fmt.Fprintf(tw, "  \t\t(first: %s)\n", quote.IfNeeded(p.NoKeyReason))
 		}
 		if p.noRoute {
 			// With routes known, a request no route matches is keyed
@@ -112,7 +113,7 @@ func (p *PolicyReport) writeText(b *strings.Builder) {
 	if len(p.Top) > 0 {
 		var keys []string
 		for _, k := range p.Top {
-			keys = append(keys, fmt.Sprintf("%s (%d)", printable(k.Key), k.Count))
+			keys = append(keys, fmt.Sprintf("%s (%d)", quote.IfNeeded(k.Key), k.Count))
 		}
 		fmt.Fprintf(b, "  most rejected keys: %s\n", strings.Join(keys, ", "))
 	}
@@ -153,30 +154,17 @@ func oneKeyNote(p *PolicyReport) string {
 	for _, t := range p.Limits[1:] {
 		if t.Spec.Limit > p.Limits[0].Spec.Limit && t.Rejected < p.Rejected {
 			return fmt.Sprintf("  note: %s has %d of this policy's %s: the suggested limits make room for it (the percentiles count each window of it); if it is abuse, keep the limit\n",
-				printable(p.Top[0].Key), p.Top[0].Count, plural.Count(p.Rejected, "rejection"))
+				quote.IfNeeded(p.Top[0].Key), p.Top[0].Count, plural.Count(p.Rejected, "rejection"))
 		}
 	}
 	return ""
-}
-
-// printable returns s as it is when every character is printable (a
-// graphic character or a space), else quoted with Go escapes: keys come
-// from the log, untrusted, and a control character such as ESC would
-// otherwise reach the terminal the report is read on.
-func printable(s string) string {
-	for _, r := range s {
-		if r == utf8.RuneError || !unicode.IsGraphic(r) {
-			return strconv.QuoteToGraphic(s)
-		}
-	}
-	return s
 }
 
 // EscapeControls returns s with each character that is neither graphic
 // nor a newline or tab, and each byte that is not UTF-8, written as a Go
 // escape (\x1b, \u2028), and the rest as it is: names of files (a glob
 // over a directory others write to) and messages that carry them are
-// untrusted as keys are (see printable), and are written so.
+// untrusted as keys are (see quote.IfNeeded), and are written so.
 func EscapeControls(s string) string {
 	clean := true
 	for _, r := range s {
