@@ -304,7 +304,7 @@ func flagGivenTwice(fs *flag.FlagSet, args []string) string {
 		if f == nil {
 			continue
 		}
-		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+		if isBoolFlag(f) {
 			continue
 		}
 		if !hasValue && i+1 < len(args) {
@@ -320,6 +320,14 @@ func flagGivenTwice(fs *flag.FlagSet, args []string) string {
 		first[name] = value
 	}
 	return ""
+}
+
+// isBoolFlag reports whether f is a boolean flag, which the flag package
+// sets without a value (--quiet) and takes a value only after "="
+// (--quiet=false).
+func isBoolFlag(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
 }
 
 // reportError reports the error err of the command cmd on stderr: its
@@ -395,11 +403,21 @@ func explain(fs *flag.FlagSet, err error, args []string) string {
 		return msg
 	}
 	if arg, ok := strings.CutPrefix(msg, "bad flag syntax: "); ok {
-		msg += " (a flag is --NAME, --NAME VALUE or --NAME=VALUE)"
 		var names []string
 		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
 		name, _, _ := strings.Cut(strings.TrimLeft(arg, "-"), "=")
-		if c := closest(name, names); name != "" && c != "" {
+		c := ""
+		if name != "" {
+			c = closest(name, names)
+		}
+		// A boolean flag takes no separate value: "--quiet false" is
+		// --quiet and a positional argument "false".
+		if c != "" && isBoolFlag(fs.Lookup(c)) {
+			msg += " (a boolean flag is --NAME or --NAME=true|false)"
+		} else {
+			msg += " (a flag is --NAME, --NAME VALUE or --NAME=VALUE)"
+		}
+		if c != "" {
 			msg += "; did you mean --" + c + "?"
 		}
 		return msg
