@@ -45,6 +45,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/quote"
 )
 
 // An Entry is one request of an access log.
@@ -93,9 +95,10 @@ type Malformed struct {
 }
 
 // String formats m as "file:line: reason" and, on the next line, the
-// start of the line.
+// start of the line, quoted; the file's name is quoted when it holds a
+// character other than a graphic one (quote.IfNeeded).
 func (m Malformed) String() string {
-	return fmt.Sprintf("%s:%d: %s\n      %s", m.File, m.Line, m.Reason, strconv.QuoteToGraphic(m.Text))
+	return fmt.Sprintf("%s:%d: %s\n      %s", quote.IfNeeded(m.File), m.Line, m.Reason, strconv.QuoteToGraphic(m.Text))
 }
 
 // The times a log line may have: from the Unix epoch to the last year

@@ -30,9 +30,13 @@ type Input struct {
 // WriteText writes the report for people.
 func (r *Report) WriteText(w io.Writer, in Input) error {
 	var b strings.Builder
-	files := strings.Join(in.Files, ", ")
-	if n := len(in.Files); n > 4 {
-		files = fmt.Sprintf("%d files (%s, %s, ..., %s)", n, in.Files[0], in.Files[1], in.Files[n-1])
+	names := make([]string, len(in.Files))
+	for i, f := range in.Files {
+		names[i] = quote.IfNeeded(f) // a newline in a name would forge lines
+	}
+	files := strings.Join(names, ", ")
+	if n := len(names); n > 4 {
+		files = fmt.Sprintf("%d files (%s, %s, ..., %s)", n, names[0], names[1], names[n-1])
 	}
 	fmt.Fprintf(&b, "replayed %s from %s of %s", plural.Count(in.Entries, "request"), plural.Count(in.Lines, "line"), files)
 	if in.Entries > 0 {
