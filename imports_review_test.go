@@ -211,6 +211,9 @@ func TestDesignDependencies(t *testing.T) {
 		"github.com/fsnotify/fsnotify":   {"policy/reload"},
 		"golang.org/x/net/idna":          {"client"},
 		"golang.org/x/net/http/httpguts": {"cmd/ratekeeper"},
+		// The command's stdin hint asks the system whether standard input
+		// is a terminal (termios ioctls, the Windows console mode).
+		"golang.org/x/sys/": {"cmd/ratekeeper/internal/tty"},
 	}
 	// Never in this module, test files included (DESIGN.md: side-by-side
 	// tests and benchmarks only, which live in the benchmarks module).
