@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/bits"
 	"net/http"
@@ -397,9 +398,27 @@ func keyOf(f keyfunc.Func, r, kr *http.Request, refused bool) (string, error) {
 // it. The copy shares r's body, which it read, so that without them the
 // handler r goes on to would find neither the body nor the form (a login
 // handler, no user name).
+//
+// It writes r's Body only when the key function put another on kr, and
+// its forms only when it parsed one: a goroutine of r's caller may be
+// reading r (a logger of its body, a watcher of its client) while the
+// handler serves it, and no router serving r writes them.
 func keepBody(r, kr *http.Request) {
-	r.Body = kr.Body
-	reqcopy.Forms(r, kr)
+	if !sameBody(r.Body, kr.Body) {
+		r.Body = kr.Body
+	}
+	if r.Form == nil && kr.Form != nil || r.PostForm == nil && kr.PostForm != nil ||
+		r.MultipartForm == nil && kr.MultipartForm != nil {
+		reqcopy.Forms(r, kr)
+	}
+}
+
+// sameBody reports whether a and b are the same body, by ==: false when
+// == panics, on two bodies of one type it cannot compare (a struct
+// holding a slice, put back by value), which are then told apart.
+func sameBody(a, b io.ReadCloser) (same bool) {
+	defer func() { _ = recover() }() // a panic of ==: same is false
+	return a == b
 }
 
 // keyRoute returns the route a route key part reads for r, from the Set's
