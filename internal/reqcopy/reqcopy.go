@@ -106,15 +106,17 @@ func takePathValues(r, c *http.Request) {
 
 // Forms gives r the forms parsed on c, a copy of r (Form, PostForm,
 // MultipartForm), where r has none: Back's first step, and all of it for
-// a copy that no router served.
+// a copy that no router served. A field c has none of is not written (nil
+// over nil), so that a goroutine of r's caller reading r's forms while
+// the handler runs meets no write when the handler parsed nothing.
 func Forms(r, c *http.Request) {
-	if r.Form == nil {
+	if r.Form == nil && c.Form != nil {
 		r.Form = c.Form
 	}
-	if r.PostForm == nil {
+	if r.PostForm == nil && c.PostForm != nil {
 		r.PostForm = c.PostForm
 	}
-	if r.MultipartForm == nil {
+	if r.MultipartForm == nil && c.MultipartForm != nil {
 		r.MultipartForm = c.MultipartForm
 	}
 }

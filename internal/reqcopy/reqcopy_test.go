@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -216,5 +217,35 @@ func TestBackRoutedWritesOnlyThePathValues(t *testing.T) {
 		if r.Pattern != "GET /api/items/{id}" || r.PathValue("id") != "7" || r.Context().Value(key{}) != nil {
 			t.Errorf("fields %v: Back: pattern %q id %q context value %v, want the copy's pattern and id, r's context", fields, r.Pattern, r.PathValue("id"), r.Context().Value(key{}))
 		}
+	}
+}
+
+// TestFormsWritesNoFormTheCopyLacks: Forms gives r the forms a handler
+// parsed on c, and writes none of r's form fields when c has none to give
+// (nil over nil), so a goroutine of r's caller reading them meanwhile
+// does not race with a request whose handler parsed nothing (go test
+// -race); a form r has already is kept.
+func TestFormsWritesNoFormTheCopyLacks(t *testing.T) {
+	r := httptest.NewRequest("POST", "/?a=1", strings.NewReader("b=2"))
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	c := r.WithContext(context.WithValue(r.Context(), key{}, 1))
+	done := make(chan bool)
+	go func() { done <- r.Form == nil && r.PostForm == nil && r.MultipartForm == nil }()
+	Forms(r, c)
+	if !<-done || r.Form != nil || r.PostForm != nil || r.MultipartForm != nil {
+		t.Fatalf("Forms with no form on the copy: r's forms %v %v %v, want none", r.Form, r.PostForm, r.MultipartForm)
+	}
+	if err := c.ParseForm(); err != nil {
+		t.Fatal(err)
+	}
+	Forms(r, c)
+	if r.FormValue("a") != "1" || r.PostFormValue("b") != "2" || r.MultipartForm != nil {
+		t.Errorf("Forms after the copy parsed its form: Form %v PostForm %v MultipartForm %v, want the copy's", r.Form, r.PostForm, r.MultipartForm)
+	}
+	own := url.Values{"own": {"x"}}
+	r.Form = own
+	c.Form = url.Values{"a": {"3"}}
+	if Forms(r, c); r.Form.Get("own") != "x" {
+		t.Errorf("Forms replaced r's own Form with %v", r.Form)
 	}
 }
