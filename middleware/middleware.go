@@ -660,7 +660,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		r = m.adopting(r, rc, own)
 	}
 	if !taking.IsZero() {
-		m.serveCounted(w, caller, r, next, res, taking, heldFor, vals, shared)
+		m.serveCounted(w, caller, r, next, res, taking, heldFor, vals, shared, countedOut)
 		return
 	}
 	passShared(w, caller, r, next, res, vals, shared)
@@ -714,17 +714,20 @@ func (m *Middleware) refusePrepared(w http.ResponseWriter, caller, r *http.Reque
 // status is final and the headers not yet sent, so the IETF line of res
 // reports the give-back (see reviseLine), as it does after a handler that
 // wrote nothing. held is how long r was held for a leaky_queue Delay
-// before it was served.
+// before it was served. countedOut are the policies of res (a mask over
+// its Set) that a middleware further out counted r under (see
+// Event.CountedFurtherOut): their give-back here is not told to the
+// observer (see giveBack).
 //
 // shared says that res shares a policy name with a middleware further out
 // (see sharesName): its members are made one as the status is written,
 // or once the handler returned having written nothing, after the
 // give-back (see oneMemberPerName).
-func (m *Middleware) serveCounted(w http.ResponseWriter, caller, r *http.Request, next http.Handler, res *Result, taking time.Time, held time.Duration, vals *[2]string, shared bool) {
+func (m *Middleware) serveCounted(w http.ResponseWriter, caller, r *http.Request, next http.Handler, res *Result, taking time.Time, held time.Duration, vals *[2]string, shared bool, countedOut uint64) {
 	if r != caller {
 		defer reqcopy.Back(caller, r)
 	}
-	c := &counted{m: m, r: r, res: res, taking: taking, held: held, vals: vals, h: w.Header(), shared: shared}
+	c := &counted{m: m, r: r, res: res, taking: taking, held: held, vals: vals, h: w.Header(), shared: shared, countedOut: countedOut}
 	timing.ServeStatus(w, r, next, c.written, c.done)
 }
 
@@ -739,6 +742,9 @@ type counted struct {
 	h      http.Header
 	gave   bool // the give-back was made (or tried)
 	shared bool // see serveCounted
+	// countedOut are the policies of res (a mask over its Set) that a
+	// middleware further out counted r under (see serveCounted).
+	countedOut uint64
 }
 
 // written gives back as the status of a refusal further in is written,
@@ -746,7 +752,7 @@ type counted struct {
 func (c *counted) written(status int) {
 	if c.res.marks&markRefused != 0 && !c.gave {
 		c.gave = true
-		reviseLine(c.h, c.res, c.vals, c.m.giveBack(c.r, c.res, status, c.taking), c.held, c.m.pkSecret)
+		reviseLine(c.h, c.res, c.vals, c.m.giveBack(c.r, c.res, status, c.taking, c.countedOut), c.held, c.m.pkSecret)
 	}
 	if c.shared {
 		oneMemberPerName(c.r.Context(), c.h, c.res, c.vals, 0)
@@ -760,7 +766,7 @@ func (c *counted) done(status int, sent bool) {
 		return
 	}
 	c.gave = true
-	if given := c.m.giveBack(c.r, c.res, status, c.taking); !sent {
+	if given := c.m.giveBack(c.r, c.res, status, c.taking, c.countedOut); !sent {
 		reviseLine(c.h, c.res, c.vals, given, c.held, c.m.pkSecret)
 		if c.shared {
 			oneMemberPerName(c.r.Context(), c.h, c.res, c.vals, 0)
@@ -772,8 +778,13 @@ func (c *counted) done(status int, sent bool) {
 // and answered with status, whose count says the response does not count,
 // and returns them, as a mask over res's policies, when the give-back
 // succeeded: res holds the store's report of their keys after it. A
-// failure goes to the error hook.
-func (m *Middleware) giveBack(r *http.Request, res *Result, status int, taking time.Time) uint64 {
+// failure goes to the error hook. The observer is told of each policy
+// whose units came back but those of countedOut (a mask over res's Set):
+// a middleware further out counted r under them, and gives back there and
+// tells of it, so that a request is given back once under a policy, as
+// it is counted allowed once (see Event.CountedFurtherOut). Stats counts
+// r either way: this middleware gave back units of its own.
+func (m *Middleware) giveBack(r *http.Request, res *Result, status int, taking time.Time, countedOut uint64) uint64 {
 	var give uint64
 	for i := range res.Len() {
 		if !res.Policy(i).Counts(r, status) {
@@ -795,8 +806,9 @@ func (m *Middleware) giveBack(r *http.Request, res *Result, status int, taking t
 	}
 	m.stats.givenBack.Add(1)
 	if gb, ok := m.obs.(GiveBackObserver); ok {
-		for i := range res.Len() {
-			if res.Given(i) {
+		// The i-th policy of res is the i-th of its mask.
+		for i, b := 0, res.Mask(); b != 0; i, b = i+1, b&(b-1) {
+			if res.Given(i) && countedOut&(b&-b) == 0 {
 				gb.ObserveGiveBack(res.Policy(i).Name())
 			}
 		}
@@ -1870,7 +1882,11 @@ type Stats struct {
 	// GivenBack counts admitted requests whose units the middleware gave
 	// back to the store after their response, because a policy's count
 	// (policy.CountIf) said it does not count (whether or not units were
-	// still there to come back).
+	// still there to come back). Each middleware counts its own: of
+	// nested middlewares sharing such a policy whose copy further in is
+	// lowered (SetLimit, a reload), both give back the units they took
+	// for the request and both count it, where an observer is told the
+	// give-back under the policy once (see [GiveBackObserver]).
 	GivenBack int64
 	// Unrouted counts requests whose route a policy with routes
 	// (policy.WithRoutes) needed and that was not known, so that no such

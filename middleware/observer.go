@@ -98,9 +98,16 @@ type PolicyObserver interface {
 // has returned, of the policies under which an admitted request's units
 // went back to the store because its response does not count
 // (policy.CountIf): once per such policy and request, with the policy's
-// name. [prommetrics] counts them. The middleware checks for it with a
-// type assertion; an Observer without it is told nothing ([Stats] counts
-// the requests, GivenBack, either way).
+// name. [prommetrics] counts them. Of nested middlewares that share a
+// policy, the one further in whose copy of it a middleware further out
+// counted the request under ([Event.CountedFurtherOut]: a copy lowered
+// there by [Middleware.SetLimit] or a reload) gives back the units its
+// copy took but does not tell it: the middleware further out gives back
+// and tells its own, so that a request is given back once under the
+// policy, as it is counted allowed once. The middleware checks for it
+// with a type assertion; an Observer without it is told nothing ([Stats]
+// counts the requests, GivenBack, either way, and each middleware counts
+// those it gave back units of, such a copy's too).
 //
 // [prommetrics]: https://pkg.go.dev/github.com/ratekeeper/ratekeeper/middleware/prommetrics
 type GiveBackObserver interface {
