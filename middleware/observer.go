@@ -269,7 +269,12 @@ func (e Event) DeniedBy(i int) bool {
 // so that one request is one request of the policy whether or not its
 // limit is lowered here. A refusal here is news (the middleware further
 // out admitted the request): they count it Denied (or ShadowDenied)
-// under the policy as any other.
+// under the policy as any other. A request [Abandoned] here is not news
+// of the policy (its client went away, or its deadline ran out): they
+// count it nothing more under the policy, as when the policy, not
+// lowered here, is left out of this one's Result. Nor is a give-back
+// here: it is not told to a [GiveBackObserver], the middleware further
+// out telling its own.
 //
 // It reports false for a leaky_queue copy, which holds the request in a
 // queue of its own here, taking a place of its own (its hold is this

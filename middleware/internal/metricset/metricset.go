@@ -105,7 +105,7 @@ const (
 	Allowed      Series = iota // outcome "allowed": each evaluated policy of an admitted request
 	Denied                     // outcome "denied": each policy that denied a request
 	ShadowDenied               // outcome "shadow_denied": each policy that denied a request let through in shadow mode
-	Abandoned                  // outcome "abandoned": each evaluated policy of a request not served, its context over
+	Abandoned                  // outcome "abandoned": each evaluated policy of a request not served, its context over (see Count)
 	ErrStore                   // kind "store": a failed store call, for each evaluated policy
 	ErrKey                     // kind "key": the policy found no key
 	ErrCost                    // kind "cost": the request's cost for the policy is out of range
@@ -445,7 +445,12 @@ func (ps *Policies[P]) AppendLimits(dst []Limits[P]) []Limits[P] {
 //   - an Abandoned request (not served: its context ended before the
 //     decision or during a leaky_queue hold, or its deadline comes before
 //     the end of its Delay) counts Abandoned under each evaluated policy,
-//     whether or not it was decided, and no other outcome. Shadow mode
+//     whether or not it was decided, and no other outcome, but for a
+//     policy a middleware further out counted the request under
+//     (CountedFurtherOut, as above), which counted it Allowed there: it
+//     counts nothing more under it, as when that policy, not lowered
+//     further in, is left out there, so that a request counts once under
+//     the policy (its store errors count, as for Allowed). Shadow mode
 //     serves the request it would report Abandoned, as ShadowDenied: that
 //     one counts nothing.
 //
@@ -495,7 +500,9 @@ func (ps *Policies[P]) Count(e middleware.Event, add func(p P, s Series)) {
 			add(c, ErrStore)
 		}
 		if e.Outcome == middleware.Abandoned {
-			add(c, Abandoned)
+			if !e.CountedFurtherOut(i) {
+				add(c, Abandoned)
+			}
 			continue
 		}
 		if !decided {
