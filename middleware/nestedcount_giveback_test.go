@@ -58,13 +58,15 @@ func lowerInner(t *testing.T, inner *middleware.Middleware, how, name string, sp
 // happens to login. A route policy that does not apply comes first in
 // the inner Set, so that a policy's index in the Result is not its bit
 // in the Set. Each middleware's Stats.GivenBack counts the requests it
-// gave back units of: 3 each. Every kind but leaky_queue, through chi and
-// a ServeMux, on an injected clock.
+// gave back units of: 3 each. The same with the outer middleware in
+// shadow mode, which counts the requests it admits as any other does.
+// Every kind but leaky_queue, through chi and a ServeMux, on an injected
+// clock.
 func TestNestedLoweredCopyGiveBackObservedOnce(t *testing.T) {
 	quiet := middleware.WithErrorHandler(func(*http.Request, error) {})
 	failed := policy.CountIf(policy.CountFailed)
 	for _, spec := range nestedCountKinds {
-		for _, how := range []string{"not lowered", "SetLimit", "reload"} {
+		for _, how := range []string{"not lowered", "SetLimit", "reload", "SetLimit, outer in shadow mode"} {
 			for _, mux := range []string{"chi", "ServeMux"} {
 				t.Run(string(spec.Algorithm)+"/"+how+"/"+mux, func(t *testing.T) {
 					store, clock := newStore(t)
@@ -72,9 +74,15 @@ func TestNestedLoweredCopyGiveBackObservedOnce(t *testing.T) {
 					login := policy.Must(policy.New("login", spec, remote, failed))
 					route := fixed("route", 10, time.Minute, remote, policy.WithRoutes("POST /elsewhere"))
 					own := fixed("own", 10, time.Minute, remote, failed)
-					outer := middleware.MustNew(store, []*policy.Policy{login}, middleware.WithObserver(obs), middleware.WithClock(clock), quiet)
+					outerOpts := []middleware.Option{middleware.WithObserver(obs), middleware.WithClock(clock), quiet}
+					lower := how
+					if how == "SetLimit, outer in shadow mode" {
+						outerOpts = append(outerOpts, middleware.WithShadow(nil))
+						lower = "SetLimit"
+					}
+					outer := middleware.MustNew(store, []*policy.Policy{login}, outerOpts...)
 					inner := middleware.MustNew(store, []*policy.Policy{route, own, login}, middleware.WithObserver(obs), middleware.WithClock(clock), quiet)
-					lowerInner(t, inner, how, "login", spec, []*policy.Policy{route, own}, failed)
+					lowerInner(t, inner, lower, "login", spec, []*policy.Policy{route, own}, failed)
 					h := nestedVia(mux, outer, inner, nil, ok)
 					for i := range 3 {
 						if w := serve(h, "GET", "/"); w.Code != http.StatusOK {
