@@ -16,6 +16,7 @@ import (
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/logparse"
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/plural"
+	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/quote"
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/tty"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
@@ -65,7 +66,10 @@ func terminalHint(goos, cmd, what, paste string) string {
 // than policy.MaxConfigSize, and an access log given for the
 // configuration, are errors of their own, not *policy.ConfigError: check
 // and replay report them as input errors, exit status 2, as a file that
-// cannot be read.
+// cannot be read. The name is written in the errors as quote.IfNeeded
+// writes it: quoted when it holds a newline or another character that is
+// not graphic, which would otherwise add a line of its own to the output
+// or reach the terminal.
 func loadConfig(name string) (*policy.Config, error) {
 	var data []byte
 	var err error
@@ -80,7 +84,7 @@ func loadConfig(name string) (*policy.Config, error) {
 		// As policy.Load reads it, with its errors.
 		f, err := os.Open(name)
 		if err != nil {
-			return nil, err
+			return nil, quotePath(err)
 		}
 		defer f.Close()
 		data, err = io.ReadAll(io.LimitReader(f, policy.MaxConfigSize+1))
@@ -90,20 +94,24 @@ func loadConfig(name string) (*policy.Config, error) {
 			if errors.As(err, &pe) && pe.Path == name {
 				err = pe.Err
 			}
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return nil, fmt.Errorf("%s: %w", quote.IfNeeded(name), err)
 		}
 	}
 	if len(data) > policy.MaxConfigSize {
-		err = fmt.Errorf("%s: is larger than %d bytes (256 KiB), the most a configuration may be; a real one takes a few kilobytes", file, policy.MaxConfigSize)
+		err = fmt.Errorf("%s: is larger than %d bytes (256 KiB), the most a configuration may be; a real one takes a few kilobytes", quote.IfNeeded(file), policy.MaxConfigSize)
 	} else {
 		var cfg *policy.Config
+		// The file's name, not quoted: its extension chooses the format.
 		if cfg, err = policy.ParseConfig(data, file); err == nil {
 			return cfg, nil
+		}
+		for _, ce := range policy.ConfigErrors(err) {
+			ce.File = quote.IfNeeded(ce.File)
 		}
 	}
 	if isLog(data) {
 		// Arguments swapped: say so, not why a log is no configuration.
-		return nil, fmt.Errorf("%s is an access log, not a configuration (YAML or JSON): replay reads the configuration --config names, then the logs after it (ratekeeper replay --config FILE LOG...)", file)
+		return nil, fmt.Errorf("%s is an access log, not a configuration (YAML or JSON): replay reads the configuration --config names, then the logs after it (ratekeeper replay --config FILE LOG...)", quote.IfNeeded(file))
 	}
 	return nil, err
 }

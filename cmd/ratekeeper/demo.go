@@ -8,6 +8,7 @@ import (
 
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/demo"
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/outfile"
+	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/replay"
 )
 
 // demoHead is the help of demo; it lists the seed scenarios as the demo
@@ -69,7 +70,8 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	// not ours to overwrite, and a symlink planted there must not be
 	// followed. It is made when the chart is written (demo.Run).
 	if err := demo.Run(stdout, *svg, profile); err != nil {
-		fmt.Fprintf(stderr, "ratekeeper %v\n", err)
+		// Names quoted by outfile; any other control character escaped.
+		fmt.Fprintf(stderr, "ratekeeper %s\n", replay.EscapeControls(err.Error()))
 		return exitUsage
 	}
 	return exitOK

@@ -74,12 +74,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/quote"
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/replay"
 	"github.com/ratekeeper/ratekeeper/internal/editdist"
 )
@@ -315,7 +317,7 @@ func flagGivenTwice(fs *flag.FlagSet, args []string) string {
 			continue
 		}
 		if v, ok := first[name]; ok && v != value {
-			return fmt.Sprintf("--%s given twice (%s, then %s); it takes one", name, v, value)
+			return fmt.Sprintf("--%s given twice (%s, then %s); it takes one", name, quote.IfNeeded(v), quote.IfNeeded(value))
 		}
 		first[name] = value
 	}
@@ -344,6 +346,18 @@ func reportError(stderr io.Writer, cmd string, err error) {
 		}
 		fmt.Fprintln(stderr, replay.EscapeControls(line))
 	}
+}
+
+// quotePath returns err, an error of the os package naming a file (open
+// NAME: no such file or directory), with the file's name written as
+// quote.IfNeeded writes it: a name holding a newline would add a line of
+// its own to the error (reportError writes each line as one), an escape
+// (ESC) reach the terminal. Another error is returned as it is.
+func quotePath(err error) error {
+	if pe, ok := err.(*fs.PathError); ok {
+		return &fs.PathError{Op: pe.Op, Path: quote.IfNeeded(pe.Path), Err: pe.Err}
+	}
+	return err
 }
 
 // trimPackages returns line without the package names it starts with
@@ -386,7 +400,7 @@ func usageError(fs *flag.FlagSet, stderr io.Writer, msg string) {
 func explain(fs *flag.FlagSet, err error, args []string) string {
 	msg := err.Error()
 	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
-		msg = "unknown flag " + typedFlag(args, name)
+		msg = "unknown flag " + quote.IfNeeded(typedFlag(args, name))
 		var names []string
 		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
 		if c := closest(name, names); c != "" {
@@ -403,6 +417,7 @@ func explain(fs *flag.FlagSet, err error, args []string) string {
 		return msg
 	}
 	if arg, ok := strings.CutPrefix(msg, "bad flag syntax: "); ok {
+		msg = "bad flag syntax: " + quote.IfNeeded(arg)
 		var names []string
 		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
 		name, _, _ := strings.Cut(strings.TrimLeft(arg, "-"), "=")

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/logparse"
+	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/quote"
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/replay"
 )
 
@@ -242,7 +243,7 @@ func (m *merger) close(c *cursor) {
 	if err := r.Damage(); err != nil {
 		m.warn(err.Error())
 	}
-	name, json := m.srcs[c.index].name, m.opts.JSON
+	name, json := quote.IfNeeded(m.srcs[c.index].name), m.opts.JSON
 	if n := r.NoPath(); n > 0 {
 		// Replayed as requests to /: a route policy sees none of them.
 		fields := "field " + json.Path

@@ -181,7 +181,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 			if readOnce(f.config) || readOnce(l) {
 				why = " (standard input can be read once)"
 			}
-			fmt.Fprintf(stderr, "ratekeeper replay: --config %s and the log %s are the same file%s\n", f.config, l, why)
+			fmt.Fprintf(stderr, "ratekeeper replay: --config %s and the log %s are the same file%s\n", quote.IfNeeded(f.config), quote.IfNeeded(l), why)
 			return exitUsage
 		}
 	}
@@ -190,7 +190,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		if readOnce(twice) {
 			why += "; standard input can be read once"
 		}
-		fmt.Fprintf(stderr, "ratekeeper replay: %s given twice (%s)\n", twice, why)
+		fmt.Fprintf(stderr, "ratekeeper replay: %s given twice (%s)\n", quote.IfNeeded(twice), why)
 		return exitUsage
 	}
 	if msg := outputIsInput(&f, logs); msg != "" {
@@ -331,7 +331,7 @@ func outputIsInput(f *replayFlags, logs []string) string {
 		}
 		for _, in := range ins {
 			if sameFile(o.name, in.name) {
-				return fmt.Sprintf("%s %s is also %s, which it would be written over", o.what, o.name, in.what)
+				return fmt.Sprintf("%s %s is also %s, which it would be written over", o.what, quote.IfNeeded(o.name), in.what)
 			}
 		}
 		ins = append(ins, file{"the " + o.what + " file", o.name})
@@ -434,6 +434,8 @@ func replayLogs(cfg *policy.Config, logs []string, f *replayFlags, stderr io.Wri
 		for i, name := range names {
 			if name == "-" {
 				names[i] = stdinName
+			} else {
+				names[i] = quote.IfNeeded(name)
 			}
 		}
 		return nil, in, fmt.Errorf("no parseable line in %s of %s%s", plural.Count(in.Lines, "line"), strings.Join(names, ", "), why.String())
@@ -501,7 +503,7 @@ func startProfile(path string) (*cpuProfile, error) {
 	p := &cpuProfile{out: out}
 	if err := pprof.StartCPUProfile(&p.buf); err != nil {
 		out.Discard()
-		return nil, fmt.Errorf("--cpuprofile %s: %w", path, err)
+		return nil, fmt.Errorf("--cpuprofile %s: %w", quote.IfNeeded(path), err)
 	}
 	return p, nil
 }

@@ -48,7 +48,7 @@ func peekSource(name string, opts logparse.Options) (*source, error) {
 	if name != "-" {
 		var err error
 		if f, err = os.Open(name); err != nil {
-			return nil, err
+			return nil, quotePath(err)
 		}
 		st, err := f.Stat()
 		if err == nil && st.Mode().IsRegular() {
@@ -100,7 +100,7 @@ func (s *source) open(opts logparse.Options) (*logparse.Reader, *logparse.Entry,
 	}
 	f, err := os.Open(s.name)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, quotePath(err)
 	}
 	r, err := logparse.NewReader(f, s.name, opts)
 	if err != nil {

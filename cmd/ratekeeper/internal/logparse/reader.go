@@ -142,7 +142,8 @@ type Reader struct {
 	long    []byte  // a line longer than what the buffer holds after a hole (see readLine)
 }
 
-// NewReader returns a Reader of the log r, named name in reports. A gzip
+// NewReader returns a Reader of the log r, named name in reports (and in
+// its errors and Damage, quoted as quote.IfNeeded quotes it). A gzip
 // or bzip2 stream is recognised by its magic bytes and decompressed; a
 // zstd or xz one is refused with an error that says so (the standard
 // library reads neither), rather than read as lines that are all
@@ -174,13 +175,14 @@ func NewReader(r io.Reader, name string, opts Options) (*Reader, error) {
 			return r, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("logparse: %s: gzip header: %w", name, err)
+			return nil, fmt.Errorf("logparse: %s: gzip header: %w", quote.IfNeeded(name), err)
 		}
 		br = bufio.NewReaderSize(gs, bufSize)
 		rd := &Reader{name: name, opts: opts, count: cr, br: br, gz: true}
 		gs.trailing = rd.trailing
 		if m := peekBuffered(br, 2); bytes.Equal(m, []byte{0x1f, 0x8b}) {
-			return nil, fmt.Errorf("logparse: %s: gzip-compressed twice; decompress it first (for example: gzip -dc %s | gzip -dc | ratekeeper replay --config FILE -)", name, name)
+			q := quote.IfNeeded(name)
+			return nil, fmt.Errorf("logparse: %s: gzip-compressed twice; decompress it first (for example: gzip -dc %s | gzip -dc | ratekeeper replay --config FILE -)", q, q)
 		}
 		if err := archive(br, name); err != nil {
 			return nil, err
@@ -192,7 +194,8 @@ func NewReader(r io.Reader, name string, opts Options) (*Reader, error) {
 		br = bufio.NewReaderSize(bzip2.NewReader(br), bufSize)
 		gz = true
 	} else if other := compressedAs(br); other != "" {
-		return nil, fmt.Errorf("logparse: %s: %s-compressed, which replay does not read; decompress it first (for example: %s -dc %s | ratekeeper replay --config FILE -)", name, other, other, name)
+		q := quote.IfNeeded(name)
+		return nil, fmt.Errorf("logparse: %s: %s-compressed, which replay does not read; decompress it first (for example: %s -dc %s | ratekeeper replay --config FILE -)", q, other, other, q)
 	}
 	if err := archive(br, name); err != nil {
 		return nil, err
@@ -270,7 +273,7 @@ func (r *Reader) trailing(n int64) {
 	if n == 1 {
 		unit = "byte"
 	}
-	r.damage = fmt.Errorf("%s: %d %s after the compressed data are no gzip data; ignored (the log before them was read whole)", r.name, n, unit)
+	r.damage = fmt.Errorf("%s: %d %s after the compressed data are no gzip data; ignored (the log before them was read whole)", quote.IfNeeded(r.name), n, unit)
 }
 
 // archive returns an error that says so when br, decompressed, starts a
@@ -279,6 +282,7 @@ func (r *Reader) trailing(n int64) {
 // are no log, and read as lines they gave binary samples, or files
 // replayed as one; nil otherwise.
 func archive(br *bufio.Reader, name string) error {
+	name = quote.IfNeeded(name)
 	m := peekBuffered(br, 262)
 	if len(m) >= 4 && (bytes.Equal(m[:4], []byte("PK\x03\x04")) || bytes.Equal(m[:4], []byte("PK\x05\x06"))) {
 		return fmt.Errorf("logparse: %s: a zip archive, which replay does not read; extract the logs first (for example: unzip -p %s | ratekeeper replay --config FILE -)", name, name)
@@ -360,7 +364,7 @@ func (r *Reader) Next() (Entry, error) {
 			if errors.As(err, &pe) && pe.Path == r.name {
 				err = pe.Err
 			}
-			return e, fmt.Errorf("logparse: %s: %w", r.name, err)
+			return e, fmt.Errorf("logparse: %s: %w", quote.IfNeeded(r.name), err)
 		}
 		r.line++
 		raw = bytes.TrimRight(raw, "\r\n")
@@ -483,10 +487,10 @@ func (r *Reader) readLine() (raw []byte, tooLong bool, err error) {
 func (r *Reader) damaged(err error) {
 	var bz bzip2.StructuralError
 	if errors.Is(err, gzip.ErrChecksum) || errors.As(err, &bz) && strings.Contains(string(bz), "checksum") {
-		r.damage = fmt.Errorf("%s: compressed data is damaged (%v, found after line %d): lines before it may be garbled (counted as malformed, or read wrong), and the rest of the log, if any, is missing", r.name, err, r.line)
+		r.damage = fmt.Errorf("%s: compressed data is damaged (%v, found after line %d): lines before it may be garbled (counted as malformed, or read wrong), and the rest of the log, if any, is missing", quote.IfNeeded(r.name), err, r.line)
 		return
 	}
-	r.damage = fmt.Errorf("%s: compressed data ends early after line %d (a truncated or damaged file: %v); the rest of the log is missing", r.name, r.line, err)
+	r.damage = fmt.Errorf("%s: compressed data ends early after line %d (a truncated or damaged file: %v); the rest of the log is missing", quote.IfNeeded(r.name), r.line, err)
 }
 
 func (r *Reader) malformed(raw []byte, reason string) {

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"syscall"
 	"unicode/utf8"
+
+	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/quote"
 )
 
 // A File is where an output goes: a temporary file beside its target,
@@ -51,7 +53,7 @@ func New(flag, path string) (*File, error) {
 	}
 	fi, err := os.Stat(path)
 	if err == nil && fi.IsDir() {
-		return nil, fmt.Errorf("%s %s: is a directory", flag, path)
+		return nil, fmt.Errorf("%s %s: is a directory", flag, quote.IfNeeded(path))
 	}
 	if err == nil && fi.Mode().IsRegular() {
 		// Standard output or error redirected to a file, and named
@@ -69,7 +71,7 @@ func New(flag, path string) (*File, error) {
 		// Renaming over a device or a pipe would replace it.
 		f, err := os.OpenFile(path, os.O_WRONLY, 0)
 		if err != nil {
-			return nil, fmt.Errorf("%s %s: %w", flag, path, err)
+			return nil, fmt.Errorf("%s %s: %w", flag, quote.IfNeeded(path), quotePath(err))
 		}
 		return &File{f: f, flag: flag, path: path}, nil
 	}
@@ -114,7 +116,7 @@ func NewTemp(pattern string) (*File, error) {
 	f, err := g.create(func() (*os.File, error) { return os.CreateTemp(dir, pattern) })
 	if err != nil {
 		// The directory, not the name of a file the user never named.
-		return nil, fmt.Errorf("the temporary directory %s: %w", dir, unwrapPath(err))
+		return nil, fmt.Errorf("the temporary directory %s: %w", quote.IfNeeded(dir), unwrapPath(err))
 	}
 	madeTemp(f.Name())
 	f.Close()
@@ -196,7 +198,7 @@ func (o *File) temp() (*os.File, error) {
 		if err != nil {
 			// The reason, not the name of a temporary file the user
 			// never named.
-			return nil, fmt.Errorf("%s %s: %w", o.flag, o.path, unwrapPath(err))
+			return nil, fmt.Errorf("%s %s: %w", o.flag, quote.IfNeeded(o.path), unwrapPath(err))
 		}
 		return f, nil
 	}
@@ -247,20 +249,20 @@ func (o *File) Write(write func(io.Writer) error) error {
 	if o.f != nil {
 		err := write(o.f)
 		if o.std {
-			return err
+			return quotePath(err)
 		}
 		if cerr := o.f.Close(); err == nil {
 			err = cerr
 		}
 		o.f = nil
-		return err
+		return quotePath(err)
 	}
 	if o.pattern != "" {
 		g := guard("")
 		defer g.stop()
 		f, err := g.create(func() (*os.File, error) { return os.CreateTemp(o.dir, o.pattern) })
 		if err != nil {
-			return err
+			return quotePath(err)
 		}
 		madeTemp(f.Name())
 		err = write(f)
@@ -269,7 +271,7 @@ func (o *File) Write(write func(io.Writer) error) error {
 		}
 		if err != nil {
 			os.Remove(f.Name())
-			return err
+			return quotePath(err)
 		}
 		g.keep()
 		o.path = f.Name()
@@ -300,7 +302,7 @@ func (o *File) Write(write func(io.Writer) error) error {
 	if err == nil && inPlace {
 		err = g.hold(func() error { return copyInto(o.target, f) })
 		if err != nil {
-			err = fmt.Errorf("%s %s: writing it in place (the file may be incomplete): %w", o.flag, o.path, unwrapPath(err))
+			err = fmt.Errorf("%s %s: writing it in place (the file may be incomplete): %w", o.flag, quote.IfNeeded(o.path), unwrapPath(err))
 		}
 	}
 	var kept *os.File
@@ -327,10 +329,10 @@ func (o *File) Write(write func(io.Writer) error) error {
 				return copyFileInto(o.target, f.Name())
 			})
 			if err != nil {
-				err = fmt.Errorf("%s %s: writing it in place (the file may be incomplete): %w", o.flag, o.path, unwrapPath(err))
+				err = fmt.Errorf("%s %s: writing it in place (the file may be incomplete): %w", o.flag, quote.IfNeeded(o.path), unwrapPath(err))
 			}
 		} else if err != nil {
-			err = fmt.Errorf("%s %s: %w", o.flag, o.path, unwrapPath(err))
+			err = fmt.Errorf("%s %s: %w", o.flag, quote.IfNeeded(o.path), unwrapPath(err))
 		}
 	}
 	return err
@@ -377,7 +379,7 @@ func (o *File) writable() error {
 		return nil // a file to be made
 	}
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", o.flag, o.path, unwrapPath(err))
+		return fmt.Errorf("%s %s: %w", o.flag, quote.IfNeeded(o.path), unwrapPath(err))
 	}
 	f.Close()
 	return nil
@@ -425,6 +427,18 @@ func copyInto(target string, f *os.File) error {
 	}
 	if cerr := t.Close(); err == nil {
 		err = cerr
+	}
+	return err
+}
+
+// quotePath returns err, when it is an error of the os package naming a
+// file (write /dev/full: no space left on device), with the file's name
+// written as quote.IfNeeded writes it: a name holding a newline would add
+// a line of its own to the error, an escape (ESC) reach the terminal.
+// Another error is returned as it is.
+func quotePath(err error) error {
+	if pe, ok := err.(*fs.PathError); ok {
+		return &fs.PathError{Op: pe.Op, Path: quote.IfNeeded(pe.Path), Err: pe.Err}
 	}
 	return err
 }
