@@ -66,10 +66,10 @@ func terminalHint(goos, cmd, what, paste string) string {
 // than policy.MaxConfigSize, and an access log given for the
 // configuration, are errors of their own, not *policy.ConfigError: check
 // and replay report them as input errors, exit status 2, as a file that
-// cannot be read. The name is written in the errors as quote.IfNeeded
-// writes it: quoted when it holds a newline or another character that is
-// not graphic, which would otherwise add a line of its own to the output
-// or reach the terminal.
+// cannot be read. The name is written in the errors and in the Config's
+// File as quote.IfNeeded writes it: quoted when it holds a newline or
+// another character that is not graphic, which would otherwise add a line
+// of its own to the output or reach the terminal.
 func loadConfig(name string) (*policy.Config, error) {
 	var data []byte
 	var err error
@@ -103,6 +103,7 @@ func loadConfig(name string) (*policy.Config, error) {
 		var cfg *policy.Config
 		// The file's name, not quoted: its extension chooses the format.
 		if cfg, err = policy.ParseConfig(data, file); err == nil {
+			cfg.File = quote.IfNeeded(cfg.File)
 			return cfg, nil
 		}
 		for _, ce := range policy.ConfigErrors(err) {
@@ -144,8 +145,8 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		usageError(fs, stderr, "want exactly one FILE")
 		return exitUsage
 	}
-	name := pos[0]
-	if name == "-" {
+	name := quote.IfNeeded(pos[0])
+	if pos[0] == "-" {
 		name = stdinName
 	}
 	if pos[0] == "-" {
@@ -274,14 +275,20 @@ func limitText(s algorithms.Spec) string {
 
 // appliesTo describes a policy's matching: its methods and its route
 // patterns, each named (a pattern may hold a method of its own, as in
-// "POST /login").
+// "POST /login"), quoted when it holds a character other than a graphic
+// one (the policy package takes any inside a chi regexp's braces: a
+// newline there would break the table's line in two).
 func appliesTo(d policy.Definition) string {
 	var parts []string
 	if len(d.Methods) > 0 {
 		parts = append(parts, "methods "+strings.Join(d.Methods, ","))
 	}
 	if len(d.Routes) > 0 {
-		parts = append(parts, "routes "+strings.Join(d.Routes, ", "))
+		routes := make([]string, len(d.Routes))
+		for i, r := range d.Routes {
+			routes[i] = quote.IfNeeded(r)
+		}
+		parts = append(parts, "routes "+strings.Join(routes, ", "))
 	}
 	if len(parts) == 0 {
 		parts = append(parts, "all requests")
