@@ -6,11 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/textproto"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -237,6 +239,9 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	}
 	rep, in, err := replayLogs(cfg, logs, &f, stderr)
 	if err != nil {
+		if flag := boolValueFlag(fs, args, err); flag != "" {
+			err = fmt.Errorf("%w (a boolean flag takes its value after '=': --%s)", err, flag)
+		}
 		reportError(stderr, "replay", err)
 		return exitUsage
 	}
@@ -285,6 +290,40 @@ func contradictions(fs *flag.FlagSet, format string) string {
 		}
 	})
 	return msg
+}
+
+// boolValueFlag returns, when err says that a log does not exist whose
+// name is a boolean value ("false", "true", "0"...) that follows a
+// boolean flag on the command line args of set ("--quiet false": the flag
+// package sets --quiet and takes "false" for a log), the flag as it
+// takes the value: "quiet=false"; "" otherwise. It reads args as the flag
+// package does.
+func boolValueFlag(set *flag.FlagSet, args []string, err error) string {
+	var pe *fs.PathError
+	if !errors.Is(err, fs.ErrNotExist) || !errors.As(err, &pe) {
+		return ""
+	}
+	if _, berr := strconv.ParseBool(pe.Path); berr != nil {
+		return ""
+	}
+	for i := 0; i+1 < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			break
+		}
+		if len(a) < 2 || a[0] != '-' || strings.Contains(a, "=") {
+			continue // a positional argument, or a flag with its value
+		}
+		f := set.Lookup(strings.TrimPrefix(a[1:], "-"))
+		switch {
+		case f == nil:
+		case !isBoolFlag(f):
+			i++ // its value
+		case args[i+1] == pe.Path:
+			return f.Name + "=" + pe.Path
+		}
+	}
+	return ""
 }
 
 // givenTwice returns a log of logs named twice, or that is the same file
