@@ -246,7 +246,7 @@ func (m *merger) close(c *cursor) {
 	name, json := quote.IfNeeded(m.srcs[c.index].name), m.opts.JSON
 	if n := r.NoPath(); n > 0 {
 		// Replayed as requests to /: a route policy sees none of them.
-		fields := "field " + json.Path
+		fields := "field " + quote.IfNeeded(json.Path)
 		if json.Path == "" {
 			fields = "fields " + strings.Join(logparse.DefaultJSONFields.Path, ", ") + ", or a request line in " + strings.Join(logparse.DefaultJSONFields.Request, ", ")
 		}
@@ -254,7 +254,7 @@ func (m *merger) close(c *cursor) {
 	}
 	if n := r.NoMethod(); n > 0 {
 		// Replayed as GET: a policy on another method sees none of them.
-		fields := "field " + json.Method
+		fields := "field " + quote.IfNeeded(json.Method)
 		if json.Method == "" {
 			fields = "fields " + strings.Join(logparse.DefaultJSONFields.Method, ", ") + ", or a request line"
 		}

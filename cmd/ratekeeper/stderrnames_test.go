@@ -131,3 +131,43 @@ func TestFlagNamesCannotForgeStderrLines(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONFieldNamesCannotForgeStderrLines: a --json-* field name is
+// written in the reasons of malformed lines (the samples under "no
+// parseable line", the report's) quoted when it holds a character other
+// than a graphic one, as file names are; a plain one as it is.
+func TestJSONFieldNamesCannotForgeStderrLines(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "a.jsonl")
+	if err := os.WriteFile(log, []byte(`{"ts":"x","remote_addr":"192.0.2.1"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ field, reason string }{
+		{"t\nratekeeper: config OK", `no time field ("t\nratekeeper: config OK")`},
+		{"t2", `no time field (t2)`},
+		{"ts", `field ts: unknown time format "x"`},
+	} {
+		_, errOut, code := runCmd("replay", "--quiet", "--config", "testdata/rules.yaml", "--json-time", tc.field, log)
+		want := "ratekeeper replay: no parseable line in 1 line of " + log + "\n" +
+			"  " + log + ":1: " + tc.reason + "\n" +
+			`        "{\"ts\":\"x\",\"remote_addr\":\"192.0.2.1\"}"` + "\n"
+		if code != exitUsage || errOut != want {
+			t.Errorf("--json-time %q: exit %d, stderr:\n%s\nwant exit %d, stderr:\n%s", tc.field, code, errOut, exitUsage, want)
+		}
+	}
+}
+
+// TestJSONPathFieldCannotForgeWarningLines: the warning that JSON lines
+// name no request path names the --json-path field quoted when it holds
+// a character other than a graphic one.
+func TestJSONPathFieldCannotForgeWarningLines(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "a.jsonl")
+	if err := os.WriteFile(log, []byte(`{"ts":"2024-01-01T00:00:00Z","remote_addr":"192.0.2.1","method":"GET"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, _ := runCmd("replay", "--quiet", "--config", "testdata/rules.yaml", "--json-path", "p\nratekeeper: config OK", log)
+	want := "ratekeeper replay: warning: " + log + `: 1 JSON line names no request path (field "p\nratekeeper: config OK"): replayed as requests to /, so route policies do not see their routes; name the log's field with --json-path`
+	first, _, _ := strings.Cut(errOut, "\n")
+	if first != want {
+		t.Errorf("stderr:\n%s\nwant its first line:\n%s", errOut, want)
+	}
+}

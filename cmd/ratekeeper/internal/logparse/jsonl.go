@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/quote"
 )
 
 // JSONFields names the fields of JSON-lines logs. An empty name tries the
@@ -96,7 +98,7 @@ func parseJSONLine(line string, f *JSONFields, tc *timeCache, e *Entry, m *missi
 	}
 	t, err := jsonTime(tv, tc)
 	if err != nil {
-		return errors.New("field " + tname + ": " + err.Error())
+		return errors.New("field " + quote.IfNeeded(tname) + ": " + err.Error())
 	}
 	e.Time = t
 	if v, _ := lookup(obj, f.Addr, DefaultJSONFields.Addr); v != nil {
@@ -232,7 +234,7 @@ func statusCode(v any) int {
 // looked for and the replay flag that names another field.
 func names(set string, defaults []string, flag string) string {
 	if set != "" {
-		return set
+		return quote.IfNeeded(set) // a flag's value: a newline would split the sample's line
 	}
 	return strings.Join(defaults, ", ") + "; " + flag + " FIELD names another"
 }
