@@ -198,17 +198,65 @@ func (c Check) validateJudged() error {
 // their total so far. Checks of one key under different Specs, or of
 // different keys, are never combined.
 func ValidateChecks(checks []Check) error {
+	rp := newRepeats(len(checks))
 	for i := range checks {
 		if err := checks[i].Validate(); err != nil {
 			return err
 		}
-		if i > 0 {
-			if err := repeatError(checks, i); err != nil {
-				return err
-			}
+		if err := rp.check(checks, i); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// pairwiseChecks bounds the checks of one call that are compared pair by
+// pair to find a key named twice among them, which allocates nothing;
+// past it a map finds them, in time linear in the checks (comparing the
+// pairs of a call of 30,000 checks took seconds, the memory store's Take
+// under the locks of its keys' shards: TestManyChecksLinear).
+const pairwiseChecks = maxBatch
+
+// specKey is the state of one key under one Spec, as the checks of a call
+// name it.
+type specKey struct {
+	spec Spec
+	key  string
+}
+
+// repeats finds the *CostError of repeatError for the checks of one call,
+// looked at in order: pair by pair for up to pairwiseChecks checks, past
+// that with the cost of the checks looked at so far on each key under
+// each Spec.
+type repeats struct {
+	ahead map[specKey]int64 // nil: pair by pair
+}
+
+// newRepeats returns the repeats of a call of n checks.
+func newRepeats(n int) repeats {
+	if n <= pairwiseChecks {
+		return repeats{}
+	}
+	return repeats{ahead: make(map[specKey]int64, n)}
+}
+
+// check returns repeatError(checks, i). Past pairwiseChecks checks it
+// counts checks[i] among the checks ahead of the later ones on its key:
+// it must then be called for every check that repeatError would count
+// (the checks of checks[i]'s key and Spec before it), in order, and for
+// none twice.
+func (r *repeats) check(checks []Check, i int) error {
+	if r.ahead == nil {
+		if i == 0 {
+			return nil
+		}
+		return repeatError(checks, i)
+	}
+	c := &checks[i]
+	k := specKey{c.Spec, c.Key}
+	ahead := r.ahead[k]
+	r.ahead[k] = ahead + c.cost()
+	return aheadError(c, ahead)
 }
 
 // repeatError returns the *CostError of checks[i], a valid check, when it
@@ -225,6 +273,12 @@ func repeatError(checks []Check, i int) error {
 			ahead += o.cost()
 		}
 	}
+	return aheadError(c, ahead)
+}
+
+// aheadError returns repeatError's error for c behind earlier checks on
+// its key under its Spec that cost ahead together.
+func aheadError(c *Check, ahead int64) error {
 	if ahead == 0 {
 		return nil
 	}

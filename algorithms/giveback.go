@@ -132,7 +132,12 @@ func (s *MemoryStore) GiveBack(ctx context.Context, dst []Refunded, checks []Che
 // note before the call has it. The store's lock is not held across the
 // call: a note that is no longer the one the call left (another
 // give-back came between) is taken as it stands.
-type ownNotes []ownNote
+type ownNotes struct {
+	list []ownNote
+	// at indexes list by key once it holds more than pairwiseChecks
+	// notes (see pairwiseChecks), nil before.
+	at map[dupKey]int
+}
 
 type ownNote struct {
 	tb            *table
@@ -141,16 +146,31 @@ type ownNote struct {
 	live          bool // before was live
 }
 
+// find returns the call's note of the key of hash h in tb, or nil. Each
+// key has one at most.
+func (o *ownNotes) find(tb *table, h uint64) *ownNote {
+	if o.at != nil {
+		if i, ok := o.at[dupKey{tb, h}]; ok {
+			return &o.list[i]
+		}
+		return nil
+	}
+	for i := range o.list {
+		if x := &o.list[i]; x.tb == tb && x.h == h {
+			return x
+		}
+	}
+	return nil
+}
+
 // lowering returns the note a give-back of the call to the key of hash h
 // in tb lowers its Take's deficit by (nt, live when it is live at the
 // call's instant, as the key holds it): the one before the call when the
 // key's note is still the one the call left, else nt itself.
 func (o *ownNotes) lowering(tb *table, h uint64, nt bucketNote, live bool) (bucketNote, bool) {
-	if o != nil {
-		for _, x := range *o {
-			if x.tb == tb && x.h == h && live && nt == x.after {
-				return x.before, x.live
-			}
+	if o != nil && live {
+		if x := o.find(tb, h); x != nil && nt == x.after {
+			return x.before, x.live
 		}
 	}
 	return nt, live
@@ -162,17 +182,24 @@ func (o *ownNotes) wrote(tb *table, h uint64, before bucketNote, live bool, nt b
 	if o == nil {
 		return
 	}
-	for i := range *o {
-		if x := &(*o)[i]; x.tb == tb && x.h == h {
-			if x.after == before {
-				x.after = nt // the call's own note, written over
-			} else {
-				*x = ownNote{tb, h, before, nt, live}
-			}
-			return
+	if x := o.find(tb, h); x != nil {
+		if x.after == before {
+			x.after = nt // the call's own note, written over
+		} else {
+			*x = ownNote{tb, h, before, nt, live}
+		}
+		return
+	}
+	o.list = append(o.list, ownNote{tb, h, before, nt, live})
+	switch {
+	case o.at != nil:
+		o.at[dupKey{tb, h}] = len(o.list) - 1
+	case len(o.list) > pairwiseChecks:
+		o.at = make(map[dupKey]int, 2*len(o.list))
+		for i, x := range o.list {
+			o.at[dupKey{x.tb, x.h}] = i
 		}
 	}
-	*o = append(*o, ownNote{tb, h, before, nt, live})
 }
 
 // giveOne gives back at t the units of c, a valid check of an admitted
@@ -282,17 +309,13 @@ func (s *MemoryStore) peek(dst []Refunded, checks []Check, t int64) {
 	}
 	s.lockShards(locked)
 	defer s.unlockShards(locked)
+	dups := newDups(len(checks))
 	for i := range checks {
 		op := &ops[i]
 		sh := &s.shards[op.h&s.mask]
 		tb, _ := sh.table(&checks[i].Spec) // valid: no error
-		op.tb, op.n, op.lim, op.dup = tb, checks[i].cost(), checks[i].Limit, -1
-		for j := i - 1; j >= 0; j-- {
-			if ops[j].tb == tb && ops[j].h == op.h {
-				op.dup = j
-				break
-			}
-		}
+		op.tb, op.n, op.lim = tb, checks[i].cost(), checks[i].Limit
+		op.dup = dups.find(ops, i)
 		if op.dup >= 0 {
 			op.follow(&ops[op.dup], t)
 		} else {

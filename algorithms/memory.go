@@ -917,6 +917,9 @@ func (s *MemoryStore) decideMany(dst []Decision, checks []Check, hs []uint64, t 
 	for i := range ops {
 		ops[i].h = hs[i]
 	}
+	// Past pairwiseChecks checks, maps find the checks on one key
+	// (see pairwiseChecks).
+	dups, rp := newDups(len(checks)), newRepeats(len(checks))
 	for i := range checks {
 		op := &ops[i]
 		sh := &s.shards[op.h&s.mask]
@@ -928,17 +931,13 @@ func (s *MemoryStore) decideMany(dst []Decision, checks []Check, hs []uint64, t 
 		if err != nil {
 			return err
 		}
-		op.tb, op.n, op.lim, op.dup = tb, n, checks[i].Limit, -1
-		for j := i - 1; j >= 0; j-- {
-			if ops[j].tb == tb && ops[j].h == op.h {
-				op.dup = j
-				break
-			}
-		}
+		op.tb, op.n, op.lim = tb, n, checks[i].Limit
+		op.dup = dups.find(ops, i)
 		// Checks of one key that it could never admit together are an
-		// error (see ValidateChecks), found before any key is read.
-		if op.dup >= 0 {
-			if err := repeatError(checks, i); err != nil {
+		// error (see ValidateChecks), found before any key is read. (No
+		// check before on op's key and table, none on its Key and Spec.)
+		if op.dup >= 0 || rp.ahead != nil {
+			if err := rp.check(checks, i); err != nil {
 				return err
 			}
 		}
@@ -976,6 +975,48 @@ func (s *MemoryStore) decideMany(dst []Decision, checks []Check, hs []uint64, t 
 		}
 	}
 	return nil
+}
+
+// dups finds, for each of the pending checks of one call in order, the
+// latest check before it on the same key (hash) and table: pair by pair
+// for up to pairwiseChecks checks, past that in a map.
+type dups struct {
+	last map[dupKey]int // nil: pair by pair
+}
+
+type dupKey struct {
+	tb *table
+	h  uint64
+}
+
+// newDups returns the dups of a call of n checks.
+func newDups(n int) dups {
+	if n <= pairwiseChecks {
+		return dups{}
+	}
+	return dups{last: make(map[dupKey]int, n)}
+}
+
+// find returns the index of the latest of ops[:i] on the key and table of
+// ops[i], or -1. Past pairwiseChecks checks it must be called for every
+// i, in order.
+func (d *dups) find(ops []pending, i int) int {
+	op := &ops[i]
+	if d.last == nil {
+		for j := i - 1; j >= 0; j-- {
+			if ops[j].tb == op.tb && ops[j].h == op.h {
+				return j
+			}
+		}
+		return -1
+	}
+	k := dupKey{op.tb, op.h}
+	j, ok := d.last[k]
+	d.last[k] = i
+	if !ok {
+		return -1
+	}
+	return j
 }
 
 // A shardSet is a set of shard indexes, one bit each (numShards is at
@@ -1627,12 +1668,13 @@ func (s *MemoryStore) Refund(ctx context.Context, dst []Refunded, checks []Check
 	// Every check first: an invalid one fails the Refund before any place
 	// is given back, as do queue checks of one key that no Take admits
 	// together (see ValidateChecks: only queue checks share their Spec).
+	rp := newRepeats(len(checks))
 	for i := range checks {
 		if c := &checks[i]; c.Spec.Algorithm == LeakyQueue {
 			if err := c.Validate(); err != nil {
 				return err
 			}
-			if err := repeatError(checks, i); err != nil {
+			if err := rp.check(checks, i); err != nil {
 				return err
 			}
 		}

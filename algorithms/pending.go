@@ -102,13 +102,20 @@ func (op *pending) follow(prev *pending, t int64) {
 // alone decides ops[i] at t again without consuming, on its key's state
 // as it is: for a check after another on the same key and spec, the state
 // the first of them was decided on. A denied Take's checks that passed
-// report this, as if each had been decided alone.
+// report this, as if each had been decided alone. It points the dup of
+// ops[i] and of the checks it passes on the way there at that first check
+// (the chain of dup is not used after: only alone follows it then), so
+// that a key named many times is followed to its first check along each
+// check once, not along its whole chain each time (TestManyChecksLinear).
 func alone(ops []pending, i int, t int64) {
 	op := &ops[i]
 	if op.dup >= 0 {
 		root := op.dup
 		for ops[root].dup >= 0 {
 			root = ops[root].dup
+		}
+		for j := i; ops[j].dup != root; {
+			j, ops[j].dup = ops[j].dup, root
 		}
 		r := &ops[root]
 		op.c, op.lv, op.bk, op.bv, op.off = r.c, r.lv, r.bk, r.bv, r.off
