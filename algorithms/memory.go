@@ -615,7 +615,7 @@ func (s *MemoryStore) takeJudged(sh *shard, c *Check, h uint64, t int64) (Decisi
 	op.decide(t, true)
 	tb.judge(c.Limit, t+op.off) // admitted or not: the limit the key is held to
 	if op.d.Allowed {
-		s.commit(sh, &op, t, nil)
+		s.commit(sh, &op, t, spare{})
 	}
 	return op.d, nil
 }
@@ -709,7 +709,7 @@ func (s *MemoryStore) takeCell(sh *shard, tb *table, h uint64, n, t int64) (d De
 	cl := p.freshCell(tn)
 	p.decideCell(&cl, tn, n, true, &d)
 	if d.Allowed {
-		s.makeRoom(sh, t, h, nil)
+		s.makeRoom(sh, t, h, spare{})
 		kt.put(h, cl)
 	}
 	if tn > t {
@@ -726,7 +726,7 @@ func (s *MemoryStore) takeOneLog(sh *shard, tb *table, h uint64, n, t int64) Dec
 	op.load(t, sh.dropped)
 	op.decide(t, true)
 	if op.d.Allowed {
-		s.commit(sh, &op, t, nil)
+		s.commit(sh, &op, t, spare{})
 	}
 	return op.d
 }
@@ -971,7 +971,7 @@ func (s *MemoryStore) decideMany(dst []Decision, checks []Check, hs []uint64, t 
 	if allowed {
 		for i := range ops {
 			op := &ops[i]
-			s.commit(&s.shards[op.h&s.mask], op, t, ops)
+			s.commit(&s.shards[op.h&s.mask], op, t, spare{ops, dups.last})
 		}
 	}
 	return nil
@@ -1017,6 +1017,30 @@ func (d *dups) find(ops []pending, i int) int {
 		return -1
 	}
 	return j
+}
+
+// spare is the checks of a Take making room for its new keys, which
+// eviction spares: ops, and past pairwiseChecks checks the set of their
+// tables and key hashes (dups.last, of every check once all are
+// decided), so that telling a key of theirs takes no search of them all
+// for each key sampled (TestManyChecksLinear/TakeAtBound).
+type spare struct {
+	ops []pending
+	set map[dupKey]int // nil: search ops
+}
+
+// has reports whether a check of sp is on the key of hash h in tb.
+func (sp spare) has(tb *table, h uint64) bool {
+	if sp.set != nil {
+		_, ok := sp.set[dupKey{tb, h}]
+		return ok
+	}
+	for i := range sp.ops {
+		if sp.ops[i].tb == tb && sp.ops[i].h == h {
+			return true
+		}
+	}
+	return false
 }
 
 // A shardSet is a set of shard indexes, one bit each (numShards is at
@@ -1350,11 +1374,11 @@ func (tb *table) cost(c *Check) (int64, error) {
 }
 
 // commit applies op, an admitted check, to the store: it inserts the key if
-// it is not held (making room first) and records the consumption. ops are
+// it is not held (making room first) and records the consumption. sp is
 // the checks of the same Take, which eviction spares. A key op found held
 // may be gone by now: a sweep made room for a new key of the same Take, and
 // dropped it as idle; it is then inserted again, as a new key.
-func (s *MemoryStore) commit(sh *shard, op *pending, t int64, ops []pending) {
+func (s *MemoryStore) commit(sh *shard, op *pending, t int64, sp spare) {
 	tb := op.tb
 	switch tb.p.kind {
 	case SlidingLog:
@@ -1364,7 +1388,7 @@ func (s *MemoryStore) commit(sh *shard, op *pending, t int64, ops []pending) {
 			// A new key, or one a sweep made room for a new key of the
 			// same Take with, dropped as idle: either way nothing it
 			// logged is in the window at t+off.
-			s.makeRoom(sh, t, op.h, ops)
+			s.makeRoom(sh, t, op.h, sp)
 			lt.put(op.h, t+op.off, op.n)
 			return
 		}
@@ -1378,7 +1402,7 @@ func (s *MemoryStore) commit(sh *shard, op *pending, t int64, ops []pending) {
 			// A new key, or one a sweep made room for a new key of the
 			// same Take with, dropped as idle: either way its ring is as
 			// a fresh one at t+off once rolled there.
-			s.makeRoom(sh, t, op.h, ops)
+			s.makeRoom(sh, t, op.h, sp)
 			i = rt.insert(op.h, floorDiv(t+op.off, tb.p.sub))
 		}
 		// Counting a request in the sub-window of t+off, the ring moves
@@ -1391,7 +1415,7 @@ func (s *MemoryStore) commit(sh *shard, op *pending, t int64, ops []pending) {
 		if ptr := tb.cells.get(op.h); ptr != nil {
 			*ptr = op.nc
 		} else {
-			s.makeRoom(sh, t, op.h, ops)
+			s.makeRoom(sh, t, op.h, sp)
 			tb.cells.put(op.h, op.nc)
 		}
 	}
@@ -1409,12 +1433,12 @@ func (sh *shard) lockAt(t int64) {
 // makeRoom is called before a new key enters sh, and counts it: it sweeps
 // the shard when its size has doubled since the last sweep, and evicts a key
 // when the shard is at its bound. sh.mu must be held.
-func (s *MemoryStore) makeRoom(sh *shard, t int64, h uint64, ops []pending) {
+func (s *MemoryStore) makeRoom(sh *shard, t int64, h uint64, sp spare) {
 	if sh.keys >= sh.sweepAt {
 		sh.sweep(t)
 		sh.sweepAt = max(minSweep, 2*sh.keys)
 	}
-	for s.perShrd > 0 && sh.keys >= s.perShrd && sh.evict(t, h, ops, s.perShrd) {
+	for s.perShrd > 0 && sh.keys >= s.perShrd && sh.evict(t, h, sp, s.perShrd) {
 	}
 	sh.keys++
 }
@@ -1458,14 +1482,14 @@ func (sh *shard) sweep(t int64) int {
 // equal weights the one holding fewer units. Every table of the shard that
 // holds keys gets its part of the sample, so a flood of new keys under one
 // Spec is weighed against the clients limited under another. It spares
-// the keys of ops, the checks of the Take making room; the key h about to
+// the keys of sp, the checks of the Take making room; the key h about to
 // enter, absent from the table it enters, only seeds where the sample
 // starts: its state under other Specs, unless the same Take holds it, is
 // a candidate like any other. It reports whether it found a key to
 // remove. A key it removes in use (not idle at t) is noted in the
 // shard's forgot (perShard, the shard's share of the bound, sizes it).
 // sh.mu must be held.
-func (sh *shard) evict(t int64, h uint64, ops []pending, perShard int) bool {
+func (sh *shard) evict(t int64, h uint64, sp spare, perShard int) bool {
 	var (
 		best     *table
 		bestH    uint64
@@ -1481,14 +1505,7 @@ func (sh *shard) evict(t int64, h uint64, ops []pending, perShard int) bool {
 		}
 	}
 	quota = max(1, (evictProbe+held-1)/max(held, 1))
-	spared := func(tb *table, k uint64) bool {
-		for i := range ops {
-			if ops[i].tb == tb && ops[i].h == k {
-				return true
-			}
-		}
-		return false
-	}
+	spared := sp.has
 	// consider reports whether the search of the current table can stop.
 	// The spared keys are not counted among those sampled: a Take on many
 	// keys of the shard must not keep the search from the others.
