@@ -643,7 +643,13 @@ func canonicalPath(p string) string {
 // without a path, "GET http://host", is served from "/"); and it answers
 // the pattern as chi's RoutePattern gives it once routed (Find's own
 // answer keeps a trailing slash RoutePattern trims: "/api/" for the root
-// of r.Route("/api")).
+// of r.Route("/api")). A request for the path a sub-router is mounted at
+// (/api and /api/ for r.Route("/api", ...)) is asked of the sub-router as
+// chi routes it there, as "/" (Find stops at the mount and answers "/api"
+// for any method): the sub-router's route ("/api", or "/api/*" for its
+// "/*"), or none when chi answers 404 or 405. What r's routes say of a
+// pattern (whether it is such a mount point) is read at its first lookup
+// and kept: register the routes before serving, as chi requires.
 // Asked another way, such requests would escape the route's policies. For
 // the same reason install the limiter after every middleware that rewrites
 // the path (r.Use(middleware.StripSlashes) before it). Asked after
@@ -656,6 +662,7 @@ func canonicalPath(p string) string {
 //
 //go:noinline
 func ChiPattern(r chi.Routes) func(*http.Request) string {
+	var mounts sync.Map // chiMountKey: *chiMount, see chiPastStubs
 	return func(req *http.Request) string {
 		method, path := req.Method, ""
 		var above []string // the patterns matched so far
@@ -683,7 +690,7 @@ func ChiPattern(r chi.Routes) func(*http.Request) string {
 		// comes after the mount's ("/api/*"), as RoutePattern joins them
 		// once routed. Copied: the pooled context keeps no request's.
 		rc.RoutePatterns = append(rc.RoutePatterns, above...)
-		if r.Find(rc, method, path) == "" {
+		if r.Find(rc, method, path) == "" || !chiPastStubs(&mounts, r, rc, len(above), method) {
 			if len(above) > 0 && routedFrom(r, rc, method, req, above) {
 				// r has routed the request from its root, into a
 				// sub-router whose RoutePath chi set (r.Route,
@@ -706,6 +713,86 @@ func ChiPattern(r chi.Routes) func(*http.Request) string {
 		}
 		return rc.RoutePattern()
 	}
+}
+
+// chiPastStubs follows, in rc, the request chi's Find found a route for
+// in r (its patterns from rc.RoutePatterns[at] on) past the stubs of a
+// mount, and reports whether chi routes it to a route. chi's Mount
+// registers the paths "/m" and "/m/" beside "/m/*" (for every method),
+// to hand a request for the mount point itself to the sub-router, which
+// routes it as "/": Find stops there and answers "/m" for any method,
+// while chi serves the sub-router's "/" route (its pattern "/m/"), or its
+// "/*" ("/m/*"), or answers 404 or 405 when it has none for the method.
+// A route of r's own registered on the stub's path after the mount, for
+// some methods (r.Get("/m") after r.Mount("/m", sub)), keeps them.
+// mounts caches what r's routes say of each pattern (see chiMountOf).
+func chiPastStubs(mounts *sync.Map, r chi.Routes, rc *chi.Context, at int, method string) bool {
+	for {
+		pats := rc.RoutePatterns
+		if at >= len(pats) {
+			return true
+		}
+		m := chiMountOf(mounts, r, pats[at])
+		if at < len(pats)-1 {
+			// A mount Find went through ("/api/*"): its sub-router
+			// found the next pattern.
+			if m.through == nil {
+				return true
+			}
+			r, at = m.through, at+1
+			continue
+		}
+		if m.stubOf == nil || slices.Contains(m.own, method) || slices.Contains(m.own, "*") {
+			return true
+		}
+		if m.stubOf.Find(rc, method, "/") == "" {
+			return false
+		}
+		r, at = m.stubOf, at+1
+	}
+}
+
+// A chiMount is what a chi router's routes say of one of its patterns.
+type chiMount struct {
+	through chi.Routes // the sub-router mounted with the pattern ("/api/*"), or nil
+	stubOf  chi.Routes // the sub-router the pattern is a stub of ("/api", "/api/"), or nil
+	own     []string   // the methods of a route of the router's own on a stub's path
+}
+
+type chiMountKey struct {
+	r       chi.Routes
+	pattern string
+}
+
+// chiMountOf returns what r's routes say of pattern, a pattern of r
+// (from mounts, once found: routes are registered before requests are
+// served).
+func chiMountOf(mounts *sync.Map, r chi.Routes, pattern string) *chiMount {
+	key := chiMountKey{r, pattern}
+	if m, ok := mounts.Load(key); ok {
+		return m.(*chiMount)
+	}
+	mount := pattern + "/*"
+	if strings.HasSuffix(pattern, "/") {
+		mount = pattern + "*"
+	}
+	m := &chiMount{}
+	for _, rt := range r.Routes() {
+		switch rt.Pattern {
+		case pattern:
+			m.through = rt.SubRoutes
+			for k := range rt.Handlers {
+				m.own = append(m.own, k)
+			}
+		case mount:
+			m.stubOf = rt.SubRoutes
+		}
+	}
+	if m.through != nil || strings.HasSuffix(pattern, "*") {
+		m.stubOf = nil
+	}
+	mounts.Store(key, m)
+	return m
 }
 
 // endsWith reports whether the URL parameters all end with tail's, keys
