@@ -50,3 +50,49 @@ func TestRulesReviewChiPatternAtMountPoint(t *testing.T) {
 		}
 	}
 }
+
+// TestRulesReviewChiPatternSubRouterEmptyCatchAll pins ChiPattern(sub)
+// asked in the sub-router's r.Use, before it routes, when its route is
+// the mount's own pattern ("/files/*" mounted at "/files", "/a/*" at
+// "/a") and its catch-all holds nothing (/files/files/): chi's Mount
+// empties the mount's "*" before the sub-router routes, so that the
+// request's patterns and parameters then look like those of a request
+// the sub-router has routed already. Asked after routing (a middleware of
+// the sub-router's Group), it answers the same.
+func TestRulesReviewChiPatternSubRouterEmptyCatchAll(t *testing.T) {
+	for _, c := range []struct{ mount, route, path string }{
+		{"/a", "/a/*", "/a/a/"},
+		{"/a", "/a/*", "/a/a/b"},
+		{"/files", "/files/*", "/files/files/"},
+		{"/x", "/*", "/x/"},
+		{"/x", "/*", "/x/y"},
+	} {
+		var before, after string
+		sub := chi.NewRouter()
+		sub.Use(func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				before = policy.ChiPattern(sub)(r)
+				h.ServeHTTP(w, r)
+			})
+		})
+		sub.Group(func(g chi.Router) {
+			g.Use(func(h http.Handler) http.Handler {
+				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					after = policy.ChiPattern(sub)(r)
+					h.ServeHTTP(w, r)
+				})
+			})
+			g.Delete(c.route, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("X-Pattern", chi.RouteContext(r.Context()).RoutePattern())
+			})
+		})
+		top := chi.NewRouter()
+		top.Mount(c.mount, sub)
+		w := httptest.NewRecorder()
+		top.ServeHTTP(w, httptest.NewRequest("DELETE", c.path, nil))
+		want := w.Header().Get("X-Pattern")
+		if before != want || after != want {
+			t.Errorf("sub-router %q mounted at %q, DELETE %s: ChiPattern(sub) before routing %q, after %q; chi routes it to %q (%d)", c.route, c.mount, c.path, before, after, want, w.Code)
+		}
+	}
+}

@@ -702,13 +702,16 @@ func ChiPattern(r chi.Routes) func(*http.Request) string {
 		}
 		if own := rc.RoutePatterns[len(above):]; len(own) <= len(above) &&
 			slices.Equal(above[len(above)-len(own):], own) &&
-			endsWith(reqRC.URLParams, rc.URLParams) {
+			endsWith(reqRC.URLParams, rc.URLParams) &&
+			(!emptyCatchAll(rc.URLParams) || routedAbove(&mounts, r, reqRC, req, method, len(above)-len(own))) {
 			// r has routed the request already (a middleware of an
 			// r.Group of r, after routing): its patterns are there,
 			// and so are the parameters it found. (Before r routes,
 			// the patterns may end with r's own by chance, the mount's
 			// "/files/*" for r's route "/files/*", but the mount's
-			// wildcard holds more of the path than r's.)
+			// wildcard holds more of the path than r's, unless r's
+			// holds nothing: chi's Mount empties the mount's before
+			// the sub-router routes, and routedAbove tells.)
 			return reqRC.RoutePattern()
 		}
 		return rc.RoutePattern()
@@ -793,6 +796,40 @@ func chiMountOf(mounts *sync.Map, r chi.Routes, pattern string) *chiMount {
 	}
 	mounts.Store(key, m)
 	return m
+}
+
+// emptyCatchAll reports whether the last URL parameter is a catch-all
+// ("*") holding nothing, as the mount's is once chi's Mount has passed
+// the request on to the sub-router.
+func emptyCatchAll(ps chi.RouteParams) bool {
+	n := len(ps.Keys)
+	return n > 0 && n == len(ps.Values) && ps.Keys[n-1] == "*" && ps.Values[n-1] == ""
+}
+
+// routedAbove reports whether reqRC, the route context of req, holds the
+// patterns of a request r has routed already, depth being the number of
+// its patterns above r's own: routed from the top-level router chi put in
+// reqRC (r itself when depth is 0), with req's method and its URL's path,
+// the request takes the patterns reqRC holds. A request r has not routed
+// yet, r being mounted, holds the mount's pattern in place of r's own.
+// Without a top-level router in reqRC, it reports true.
+func routedAbove(mounts *sync.Map, r chi.Routes, reqRC *chi.Context, req *http.Request, method string, depth int) bool {
+	top := reqRC.Routes
+	if top == nil || depth == 0 && top == r {
+		return true
+	}
+	path := req.URL.RawPath
+	if path == "" {
+		path = req.URL.Path
+	}
+	if path == "" {
+		path = "/"
+	}
+	rc := chiContexts.Get().(*chi.Context)
+	defer chiContexts.Put(rc)
+	rc.Reset()
+	return top.Find(rc, method, path) != "" && chiPastStubs(mounts, top, rc, 0, method) &&
+		slices.Equal(rc.RoutePatterns, reqRC.RoutePatterns)
 }
 
 // endsWith reports whether the URL parameters all end with tail's, keys
