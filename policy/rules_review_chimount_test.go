@@ -96,3 +96,68 @@ func TestRulesReviewChiPatternSubRouterEmptyCatchAll(t *testing.T) {
 		}
 	}
 }
+
+// TestRulesReviewChiPatternSubRouterAtNestedMount pins ChiPattern(sub)
+// in the r.Use of a sub-router mounted at "/a" that mounts another at
+// "/a" in turn: a request for /a is the outer sub-router's "/" (chi's
+// Mount stub hands it over as "/"), which the context's patterns ("/a",
+// the stub's) do not tell from the inner mount's stub for /a, the path
+// the sub-router routes from its root.
+func TestRulesReviewChiPatternSubRouterAtNestedMount(t *testing.T) {
+	routed := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Pattern", chi.RouteContext(r.Context()).RoutePattern())
+	}
+	for _, q := range []struct{ method, path string }{
+		{"HEAD", "/a"}, {"POST", "/a"}, {"GET", "/a"}, {"GET", "/a/"}, {"GET", "/a/a"}, {"POST", "/a/a"},
+	} {
+		var got string
+		sub := chi.NewRouter()
+		sub.Use(func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				got = policy.ChiPattern(sub)(r)
+				h.ServeHTTP(w, r)
+			})
+		})
+		sub.Get("/", routed)
+		sub.Route("/a", func(in chi.Router) { in.Post("/", routed) })
+		top := chi.NewRouter()
+		top.Mount("/a", sub)
+		w := httptest.NewRecorder()
+		top.ServeHTTP(w, httptest.NewRequest(q.method, q.path, nil))
+		if want := w.Header().Get("X-Pattern"); got != want {
+			t.Errorf("%s %s: ChiPattern(sub) in the sub-router's r.Use = %q; chi routes it to %q (%d)", q.method, q.path, got, want, w.Code)
+		}
+	}
+}
+
+// TestRulesReviewChiPatternSubRouterStubLikeItsRoute pins ChiPattern(sub)
+// in the r.Use of a sub-router mounted at "/x" with a route "/x/" of its
+// own: a request for /x/ is the sub-router's "/" (a HEAD or POST there is
+// its 405), though the context's pattern, the mount stub's "/x/", is the
+// one the sub-router finds for /x/ from its root.
+func TestRulesReviewChiPatternSubRouterStubLikeItsRoute(t *testing.T) {
+	routed := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Pattern", chi.RouteContext(r.Context()).RoutePattern())
+	}
+	for _, q := range []struct{ method, path string }{
+		{"HEAD", "/x/"}, {"POST", "/x/"}, {"GET", "/x/"}, {"HEAD", "/x"}, {"GET", "/x/x/"}, {"POST", "/x/x/"},
+	} {
+		var got string
+		sub := chi.NewRouter()
+		sub.Use(func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				got = policy.ChiPattern(sub)(r)
+				h.ServeHTTP(w, r)
+			})
+		})
+		sub.Get("/", routed)
+		sub.Handle("/x/", http.HandlerFunc(routed))
+		top := chi.NewRouter()
+		top.Mount("/x", sub)
+		w := httptest.NewRecorder()
+		top.ServeHTTP(w, httptest.NewRequest(q.method, q.path, nil))
+		if want := w.Header().Get("X-Pattern"); got != want {
+			t.Errorf("%s %s: ChiPattern(sub) in the sub-router's r.Use = %q; chi routes it to %q (%d)", q.method, q.path, got, want, w.Code)
+		}
+	}
+}

@@ -691,8 +691,17 @@ func ChiPattern(r chi.Routes) func(*http.Request) string {
 		// once routed. Copied: the pooled context keeps no request's.
 		rc.RoutePatterns = append(rc.RoutePatterns, above...)
 		if r.Find(rc, method, path) == "" || !chiPastStubs(&mounts, r, rc, len(above), method) {
-			if len(above) > 0 && routedFrom(r, rc, method, req, above) {
-				// r has routed the request from its root, into a
+			// Asked from the top-level router chi keeps in the
+			// context (r, unless r is a sub-router: its root is not
+			// the request's, and the mount stub's "/x/" holding the
+			// context may be a route "/x/" of r's own).
+			top := r
+			if reqRC != nil && reqRC.Routes != nil {
+				top = reqRC.Routes
+			}
+			if len(above) > 0 && routedFrom(&mounts, top, rc, method, req, above) &&
+				chiOnPath(&mounts, top, r, above) {
+				// The request is routed from the root, into a
 				// sub-router whose RoutePath chi set (r.Route,
 				// r.Mount): a handler asking (Middleware.Peek, Reset)
 				// after routing.
@@ -815,7 +824,7 @@ func emptyCatchAll(ps chi.RouteParams) bool {
 // Without a top-level router in reqRC, it reports true.
 func routedAbove(mounts *sync.Map, r chi.Routes, reqRC *chi.Context, req *http.Request, method string, depth int) bool {
 	top := reqRC.Routes
-	if top == nil || depth == 0 && top == r {
+	if top == nil || depth == 0 && sameRoutes(top, r) {
 		return true
 	}
 	path := req.URL.RawPath
@@ -832,6 +841,40 @@ func routedAbove(mounts *sync.Map, r chi.Routes, reqRC *chi.Context, req *http.R
 		slices.Equal(rc.RoutePatterns, reqRC.RoutePatterns)
 }
 
+// chiOnPath reports whether chi's router r is one the request whose
+// patterns chi's top-level router top matched (pats) went through: top,
+// or a sub-router mounted along the way (past a mount "/api/*", or a
+// mount point's stub "/api").
+func chiOnPath(mounts *sync.Map, top, r chi.Routes, pats []string) bool {
+	at := top
+	for i, p := range pats {
+		if sameRoutes(at, r) {
+			return true
+		}
+		if i == len(pats)-1 {
+			break
+		}
+		switch m := chiMountOf(mounts, at, p); {
+		case m.through != nil:
+			at = m.through
+		case m.stubOf != nil:
+			at = m.stubOf
+		default:
+			return false
+		}
+	}
+	return sameRoutes(at, r)
+}
+
+// sameRoutes reports whether a and b are the same router (never
+// panicking on a router of an incomparable type, which is none).
+func sameRoutes(a, b chi.Routes) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return reflect.TypeOf(a) == reflect.TypeOf(b) && reflect.TypeOf(a).Comparable() && a == b
+}
+
 // endsWith reports whether the URL parameters all end with tail's, keys
 // and values.
 func endsWith(all, tail chi.RouteParams) bool {
@@ -842,15 +885,17 @@ func endsWith(all, tail chi.RouteParams) bool {
 
 // routedFrom reports whether chi's router r, asked from its root with the
 // request's method and its URL's path, routes req to the route chi has
-// routed it to (above: its route context's patterns). rc is a pooled
-// context, reset here.
-func routedFrom(r chi.Routes, rc *chi.Context, method string, req *http.Request, above []string) bool {
+// routed it to (above: its route context's patterns), past the stubs of
+// a mount as chi routes it (see chiPastStubs: a mount point's stub, "/a",
+// is no route). rc is a pooled context, reset here.
+func routedFrom(mounts *sync.Map, r chi.Routes, rc *chi.Context, method string, req *http.Request, above []string) bool {
 	path := req.URL.RawPath
 	if path == "" {
 		path = req.URL.Path
 	}
 	rc.Reset()
-	return path != "" && r.Find(rc, method, path) != "" && slices.Equal(rc.RoutePatterns, above)
+	return path != "" && r.Find(rc, method, path) != "" && chiPastStubs(mounts, r, rc, 0, method) &&
+		slices.Equal(rc.RoutePatterns, above)
 }
 
 // chiPatternCode is the code of the functions ChiPattern returns, by
