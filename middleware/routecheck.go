@@ -470,13 +470,17 @@ func noRouteHint(pattern func(*http.Request) string, kind patternKind, methods [
 // its escapes decoded in URL.Path, and the text kept in URL.RawPath
 // when it is not the path's default encoding, so that a route written
 // with one ("/a%20b", a ServeMux's for a request for /a%20b) is asked
-// about the request it matches, not about /a%2520b.
+// about the request it matches, not about /a%2520b. A wildcard's text
+// ("{n}") is escaped in that raw path (%7Bn%7D, which still only a
+// wildcard segment matches): a raw path holding a brace is not a valid
+// one, which ServeMux (through URL.EscapedPath) would drop with the
+// escape it keeps ("/{n}/a%2Fb" asked as /{n}/a/b).
 func probeRequest(method, path string) *http.Request {
 	u := &url.URL{Path: path}
 	if p, err := url.PathUnescape(path); err == nil && p != path {
 		u.Path = p
 		if u.EscapedPath() != path {
-			u.RawPath = path
+			u.RawPath = strings.NewReplacer("{", "%7B", "}", "%7D").Replace(path)
 		}
 	}
 	return &http.Request{
