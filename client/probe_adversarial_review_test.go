@@ -288,47 +288,58 @@ func TestProbeStress(t *testing.T) {
 func TestProbeRefusedWithoutAWaitKeepsItsRole(t *testing.T) {
 	for _, status := range []int{http.StatusServiceUnavailable, http.StatusTooManyRequests} {
 		t.Run(strconv.Itoa(status), func(t *testing.T) {
-			clock := newFakeClock()
-			var mu sync.Mutex
-			var order []string
-			srv := newStub(t, clock, func(n int, w http.ResponseWriter, r *http.Request) {
-				mu.Lock()
-				order = append(order, r.Header.Get("X-Caller"))
-				mu.Unlock()
-				switch n {
-				case 1:
-					refuseForTheHour(w, clock.Now(), "Retry-After")
-				case 2:
-					awaitSleepers(t, clock, 4, "the others waiting for the probe")
-					w.WriteHeader(status)
-				default:
-					// Still refusing at 61s; admitting once the probe's
-					// backoff has passed.
-					if clock.Now().Sub(t0) == 61*time.Second {
-						w.WriteHeader(status)
-						return
-					}
-					io.WriteString(w, "ok")
-				}
-			})
-			_, tr := newClient(t, clock, client.WithBackoff(time.Second, time.Second), client.WithRandom(rand.NewPCG(1, 2)))
-			refusedThenCut(t, clock, tr, srv.URL)
-			results := make([]result, 5)
-			clock.drive(t, 5, func(i int) {
-				results[i] = call(context.Background(), tr, srv.URL, strconv.Itoa(i))
-			})
-			mu.Lock()
-			defer mu.Unlock()
-			if len(order) < 3 || order[2] != order[1] {
-				t.Errorf("callers in arrival order %v: the refused probe's retry must come next, alone", order)
-			}
-			if len(order) != 7 {
-				t.Errorf("%d requests reached the server (%v), want 7: first, the probe twice, four others once", len(order), order)
-			}
-			if got, want := tally(results), map[string]int{"200": 5}; !maps.Equal(got, want) {
-				t.Errorf("results %v, want %v", got, want)
-			}
+			probeKeepsItsRole(t, status, func(w http.ResponseWriter, _ time.Time) { w.WriteHeader(status) })
 		})
+	}
+}
+
+// probeKeepsItsRole runs the first request of a key into a refusal for the
+// hour, cut (refusedThenCut), then five callers after the cut: the first
+// is the probe, which refuse answers (at the instant the others wait for
+// it), and the server refuses with status again at 61 s, then admits. It
+// checks that the probe's retry comes next, alone, and that the others go
+// once it is admitted: 7 requests in all, 5 successes.
+func probeKeepsItsRole(t *testing.T, status int, refuse func(w http.ResponseWriter, now time.Time)) {
+	t.Helper()
+	clock := newFakeClock()
+	var mu sync.Mutex
+	var order []string
+	srv := newStub(t, clock, func(n int, w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		order = append(order, r.Header.Get("X-Caller"))
+		mu.Unlock()
+		switch n {
+		case 1:
+			refuseForTheHour(w, clock.Now(), "Retry-After")
+		case 2:
+			awaitSleepers(t, clock, 4, "the others waiting for the probe")
+			refuse(w, clock.Now())
+		default:
+			// Still refusing at 61s; admitting once the probe's
+			// backoff has passed.
+			if clock.Now().Sub(t0) == 61*time.Second {
+				w.WriteHeader(status)
+				return
+			}
+			io.WriteString(w, "ok")
+		}
+	})
+	_, tr := newClient(t, clock, client.WithBackoff(time.Second, time.Second), client.WithRandom(rand.NewPCG(1, 2)))
+	refusedThenCut(t, clock, tr, srv.URL)
+	results := make([]result, 5)
+	clock.drive(t, 5, func(i int) {
+		results[i] = call(context.Background(), tr, srv.URL, strconv.Itoa(i))
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if len(order) < 3 || order[2] != order[1] {
+		t.Errorf("callers in arrival order %v: the refused probe's retry must come next, alone", order)
+	}
+	if len(order) != 7 {
+		t.Errorf("%d requests reached the server (%v), want 7: first, the probe twice, four others once", len(order), order)
+	}
+	if got, want := tally(results), map[string]int{"200": 5}; !maps.Equal(got, want) {
+		t.Errorf("results %v, want %v", got, want)
 	}
 }
 

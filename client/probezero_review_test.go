@@ -1,17 +1,9 @@
 package client_test
 
 import (
-	"context"
-	"io"
-	"maps"
-	"math/rand/v2"
 	"net/http"
-	"strconv"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/ratekeeper/ratekeeper/client"
 )
 
 // A probe refused with a Retry-After that asks for no wait ("0", or an
@@ -28,47 +20,10 @@ func TestProbeRefusedWithAZeroRetryAfterKeepsItsRole(t *testing.T) {
 		"date past": func(now time.Time) string { return now.Add(-time.Second).UTC().Format(http.TimeFormat) },
 	} {
 		t.Run(name, func(t *testing.T) {
-			clock := newFakeClock()
-			var mu sync.Mutex
-			var order []string
-			srv := newStub(t, clock, func(n int, w http.ResponseWriter, r *http.Request) {
-				mu.Lock()
-				order = append(order, r.Header.Get("X-Caller"))
-				mu.Unlock()
-				switch n {
-				case 1:
-					refuseForTheHour(w, clock.Now(), "Retry-After")
-				case 2:
-					awaitSleepers(t, clock, 4, "the others waiting for the probe")
-					w.Header().Set("Retry-After", ra(clock.Now()))
-					w.WriteHeader(http.StatusTooManyRequests)
-				default:
-					// Still refusing at 61s; admitting once the probe's
-					// backoff has passed.
-					if clock.Now().Sub(t0) == 61*time.Second {
-						w.WriteHeader(http.StatusTooManyRequests)
-						return
-					}
-					io.WriteString(w, "ok")
-				}
+			probeKeepsItsRole(t, http.StatusTooManyRequests, func(w http.ResponseWriter, now time.Time) {
+				w.Header().Set("Retry-After", ra(now))
+				w.WriteHeader(http.StatusTooManyRequests)
 			})
-			_, tr := newClient(t, clock, client.WithBackoff(time.Second, time.Second), client.WithRandom(rand.NewPCG(1, 2)))
-			refusedThenCut(t, clock, tr, srv.URL)
-			results := make([]result, 5)
-			clock.drive(t, 5, func(i int) {
-				results[i] = call(context.Background(), tr, srv.URL, strconv.Itoa(i))
-			})
-			mu.Lock()
-			defer mu.Unlock()
-			if len(order) < 3 || order[2] != order[1] {
-				t.Errorf("callers in arrival order %v: the refused probe's retry must come next, alone", order)
-			}
-			if len(order) != 7 {
-				t.Errorf("%d requests reached the server (%v), want 7: first, the probe twice, four others once", len(order), order)
-			}
-			if got, want := tally(results), map[string]int{"200": 5}; !maps.Equal(got, want) {
-				t.Errorf("results %v, want %v", got, want)
-			}
 		})
 	}
 }
