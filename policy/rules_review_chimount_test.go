@@ -104,29 +104,40 @@ func TestRulesReviewChiPatternSubRouterEmptyCatchAll(t *testing.T) {
 // the stub's) do not tell from the inner mount's stub for /a, the path
 // the sub-router routes from its root.
 func TestRulesReviewChiPatternSubRouterAtNestedMount(t *testing.T) {
-	routed := func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("X-Pattern", chi.RouteContext(r.Context()).RoutePattern())
-	}
 	for _, q := range []struct{ method, path string }{
 		{"HEAD", "/a"}, {"POST", "/a"}, {"GET", "/a"}, {"GET", "/a/"}, {"GET", "/a/a"}, {"POST", "/a/a"},
 	} {
-		var got string
-		sub := chi.NewRouter()
-		sub.Use(func(h http.Handler) http.Handler {
-			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				got = policy.ChiPattern(sub)(r)
-				h.ServeHTTP(w, r)
-			})
+		subInUse(t, "/a", q.method, q.path, func(sub chi.Router, routed http.HandlerFunc) {
+			sub.Get("/", routed)
+			sub.Route("/a", func(in chi.Router) { in.Post("/", routed) })
 		})
-		sub.Get("/", routed)
-		sub.Route("/a", func(in chi.Router) { in.Post("/", routed) })
-		top := chi.NewRouter()
-		top.Mount("/a", sub)
-		w := httptest.NewRecorder()
-		top.ServeHTTP(w, httptest.NewRequest(q.method, q.path, nil))
-		if want := w.Header().Get("X-Pattern"); got != want {
-			t.Errorf("%s %s: ChiPattern(sub) in the sub-router's r.Use = %q; chi routes it to %q (%d)", q.method, q.path, got, want, w.Code)
-		}
+	}
+}
+
+// subInUse mounts at mount a sub-router whose routes routes registers
+// (each answering with its pattern), serves method path through it, and
+// checks that ChiPattern(sub), asked in the sub-router's r.Use, finds the
+// pattern chi routes the request to.
+func subInUse(t *testing.T, mount, method, path string, routes func(sub chi.Router, routed http.HandlerFunc)) {
+	t.Helper()
+	routed := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Pattern", chi.RouteContext(r.Context()).RoutePattern())
+	}
+	var got string
+	sub := chi.NewRouter()
+	sub.Use(func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			got = policy.ChiPattern(sub)(r)
+			h.ServeHTTP(w, r)
+		})
+	})
+	routes(sub, routed)
+	top := chi.NewRouter()
+	top.Mount(mount, sub)
+	w := httptest.NewRecorder()
+	top.ServeHTTP(w, httptest.NewRequest(method, path, nil))
+	if want := w.Header().Get("X-Pattern"); got != want {
+		t.Errorf("%s %s: ChiPattern(sub) in the sub-router's r.Use = %q; chi routes it to %q (%d)", method, path, got, want, w.Code)
 	}
 }
 
@@ -136,28 +147,12 @@ func TestRulesReviewChiPatternSubRouterAtNestedMount(t *testing.T) {
 // its 405), though the context's pattern, the mount stub's "/x/", is the
 // one the sub-router finds for /x/ from its root.
 func TestRulesReviewChiPatternSubRouterStubLikeItsRoute(t *testing.T) {
-	routed := func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("X-Pattern", chi.RouteContext(r.Context()).RoutePattern())
-	}
 	for _, q := range []struct{ method, path string }{
 		{"HEAD", "/x/"}, {"POST", "/x/"}, {"GET", "/x/"}, {"HEAD", "/x"}, {"GET", "/x/x/"}, {"POST", "/x/x/"},
 	} {
-		var got string
-		sub := chi.NewRouter()
-		sub.Use(func(h http.Handler) http.Handler {
-			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				got = policy.ChiPattern(sub)(r)
-				h.ServeHTTP(w, r)
-			})
+		subInUse(t, "/x", q.method, q.path, func(sub chi.Router, routed http.HandlerFunc) {
+			sub.Get("/", routed)
+			sub.Handle("/x/", routed)
 		})
-		sub.Get("/", routed)
-		sub.Handle("/x/", http.HandlerFunc(routed))
-		top := chi.NewRouter()
-		top.Mount("/x", sub)
-		w := httptest.NewRecorder()
-		top.ServeHTTP(w, httptest.NewRequest(q.method, q.path, nil))
-		if want := w.Header().Get("X-Pattern"); got != want {
-			t.Errorf("%s %s: ChiPattern(sub) in the sub-router's r.Use = %q; chi routes it to %q (%d)", q.method, q.path, got, want, w.Code)
-		}
 	}
 }
