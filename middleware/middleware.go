@@ -287,10 +287,10 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 	mask, unrouted := set.MatchRoute(r)
 	if unrouted {
 		var routedLater bool
-		if r, routedLater = m.noteUnrouted(r); routedLater {
+		if r, routedLater = m.noteUnrouted(r, set); routedLater {
 			// Once next has served r: did the router route it after
 			// all? (See unroutedServed.)
-			defer m.unroutedServed(r, caller.Pattern)
+			defer m.unroutedServed(r, caller.Pattern, set)
 		}
 	}
 	if mask == 0 {
@@ -333,16 +333,19 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 }
 
 // rematch matches r again under set, the rules it started with further
-// out (see decide), and returns its policies that apply and r as it goes
-// on: marked, under rc's context too, when counted as unrouted here (see
-// noteUnrouted). When no policy applies it passes r on to next and
-// reports it served.
-func (m *Middleware) rematch(w http.ResponseWriter, r *http.Request, next http.Handler, set *policy.Set, rc *resultContext) (uint64, *http.Request, bool) {
+// out (see decide), and returns its policies that apply, r as it goes on
+// (marked, under rc's context too, when counted as unrouted here: see
+// noteUnrouted) and the handler to pass it on to: next, or, when r was
+// counted here and the router is to be asked once it has served r whether
+// it routed r after all (see unroutedServed), next followed by that
+// question, as serve asks it for a request it counted. When no policy
+// applies it passes r on to next and reports it served.
+func (m *Middleware) rematch(w http.ResponseWriter, r *http.Request, next http.Handler, set *policy.Set, rc *resultContext) (uint64, *http.Request, http.Handler, bool) {
 	caller := r // see pass
 	mask, unrouted := set.MatchRoute(r)
 	routedLater := false
 	if unrouted {
-		r, routedLater = m.noteUnrouted(r)
+		r, routedLater = m.noteUnrouted(r, set)
 		if rc != nil {
 			rc.Context = r.Context()
 		}
@@ -351,11 +354,34 @@ func (m *Middleware) rematch(w http.ResponseWriter, r *http.Request, next http.H
 		before := caller.Pattern
 		pass(w, caller, r, next)
 		if routedLater {
-			m.unroutedServed(r, before)
+			m.unroutedServed(r, before, set)
 		}
-		return 0, r, true
+		return 0, r, next, true
 	}
-	return mask, r, false
+	if routedLater {
+		// One allocation, for such a request only (a rule change between
+		// the layers of a middleware nested in itself, and a route the
+		// pattern function did not know).
+		next = &routedAfter{m: m, next: next, before: caller.Pattern, set: set}
+	}
+	return mask, r, next, false
+}
+
+// routedAfter is the handler a request goes on to once rematch counted it
+// as unrouted with policies to decide still: next, after which it asks
+// whether the router routed the request after all (see unroutedServed).
+type routedAfter struct {
+	m      *Middleware
+	next   http.Handler
+	before string      // the pattern the request came with
+	set    *policy.Set // the rules it was matched under
+}
+
+// ServeHTTP serves r with next, then asks whether the router routed it,
+// even when next panics, as serve does.
+func (h *routedAfter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	defer h.m.unroutedServed(r, h.before, h.set)
+	h.next.ServeHTTP(w, r)
 }
 
 // decide serves r once the policies of mask in set apply to it: it
@@ -380,7 +406,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		if s := m.startedSet(r, set); s != nil {
 			set = s
 			var served bool
-			if mask, r, served = m.rematch(w, r, next, set, rc); served {
+			if mask, r, next, served = m.rematch(w, r, next, set, rc); served {
 				return
 			}
 		}
@@ -1936,17 +1962,17 @@ type stats struct {
 // handler. The request is served; this is not a failure of the request.
 var ErrUnrouted = errors.New("middleware: a policy with routes met a request whose route is unknown and did not apply")
 
-// noteUnrouted counts r, a request whose route the rule set needed and did
-// not know, unless a layer of m further out counted it, and, without a
-// pattern function, tells the error handler the first time (see
-// ErrUnrouted). It returns r as it goes on: marked as counted by m
+// noteUnrouted counts r, a request whose route set, the rule set it was
+// matched under, needed and did not know, unless a layer of m further out
+// counted it, and, without a pattern function, tells the error handler
+// the first time (see ErrUnrouted). It returns r as it goes on: marked as counted by m
 // (unroutedContext), so that the layers of m further in (a middleware
 // nested in itself) do not count it again; as it came without context
 // (WithoutContext), or when counted further out. It reports too whether
 // the caller is to ask, once next has served r, whether the router routed
 // it (see unroutedServed): with a pattern function, before ErrUnrouted is
 // told.
-func (m *Middleware) noteUnrouted(r *http.Request) (*http.Request, bool) {
+func (m *Middleware) noteUnrouted(r *http.Request, set *policy.Set) (*http.Request, bool) {
 	if r.Context().Value(unroutedKey{m}) != nil {
 		return r, false // counted further out
 	}
@@ -1964,7 +1990,7 @@ func (m *Middleware) noteUnrouted(r *http.Request) (*http.Request, bool) {
 	}
 	// The message names the method, not the path, which may carry a
 	// secret (/reset/<token>): the handler has the request.
-	m.warnUnrouted(r, "the middleware runs before routing (around a whole ServeMux, or in chi's top-level r.Use) or around a handler that sets no route pattern, where no request's route is known, so these policies never apply; give it WithPatternFunc (policy.ServeMuxPattern(mux), policy.ChiPattern(r)), or install it after routing (on the routes: mux.Handle(pattern, m.Handler(h)), chi's r.With or a r.Group's r.Use)")
+	m.warnUnrouted(r, set, "the middleware runs before routing (around a whole ServeMux, or in chi's top-level r.Use) or around a handler that sets no route pattern, where no request's route is known, so these policies never apply; give it WithPatternFunc (policy.ServeMuxPattern(mux), policy.ChiPattern(r)), or install it after routing (on the routes: mux.Handle(pattern, m.Handler(h)), chi's r.With or a r.Group's r.Use)")
 	return r, false
 }
 
@@ -1974,27 +2000,28 @@ func (m *Middleware) noteUnrouted(r *http.Request) (*http.Request, bool) {
 // chi for a middleware in its r.Use) to something other than before, the
 // pattern r came with. A pattern ending in "/*" is not taken for a route:
 // chi sets a mount's ("/api/*") before the sub-router answers 404 for a
-// path it does not serve.
-func (m *Middleware) unroutedServed(r *http.Request, before string) {
+// path it does not serve. set is the rule set r was matched under.
+func (m *Middleware) unroutedServed(r *http.Request, before string, set *policy.Set) {
 	p := r.Pattern
 	if p == "" || p == before || strings.HasSuffix(p, "/*") || m.stats.unroutedTold.Load() {
 		return
 	}
-	m.warnUnrouted(r, fmt.Sprintf("its pattern function found no route for the request, and the router then routed it to %q: the function asks another router than the one that serves the requests, so these policies never apply; give it that router (policy.ServeMuxPattern(mux) for the ServeMux the middleware wraps, policy.ChiPattern(r) for the chi router in whose r.Use it is)", p))
+	m.warnUnrouted(r, set, fmt.Sprintf("its pattern function found no route for the request, and the router then routed it to %q: the function asks another router than the one that serves the requests, so these policies never apply; give it that router (policy.ServeMuxPattern(mux) for the ServeMux the middleware wraps, policy.ChiPattern(r) for the chi router in whose r.Use it is)", p))
 }
 
 // warnUnrouted tells ErrUnrouted, why it is a mistake, to the error
-// handler (see warn), unless it was told already.
-func (m *Middleware) warnUnrouted(r *http.Request, why string) {
+// handler (see warn), unless it was told already. It names the policies
+// with routes of set, the rules r was matched under: those that did not
+// apply (the rules in force may have been replaced since, by rules without
+// routes).
+func (m *Middleware) warnUnrouted(r *http.Request, set *policy.Set, why string) {
 	if !m.stats.unroutedTold.CompareAndSwap(false, true) {
 		return
 	}
 	var names []string
-	if set := m.set.Load(); set != nil {
-		for _, p := range set.Policies() {
-			if p.Routed() {
-				names = append(names, strconv.Quote(p.Name()))
-			}
+	for _, p := range set.Policies() {
+		if p.Routed() {
+			names = append(names, strconv.Quote(p.Name()))
 		}
 	}
 	m.warn(r, fmt.Errorf("%w (policies %s; first met on a %s request): %s",
