@@ -1924,7 +1924,10 @@ type Stats struct {
 	// layers of a middleware nested in itself do not know its route (a
 	// ServeMux wrapped twice, chi's r.Use and a sub-router's r.Use); the
 	// layer that counted it passes it on marked so, a copy of the request
-	// (one allocation, for such a request only). A middleware built
+	// (one allocation, for such a request only; two when the layer
+	// matched it again under rules replaced since the outer layer, and
+	// checks after the router whether it routed the request after all).
+	// A middleware built
 	// WithoutContext passes requests on as they came: nested in itself, it
 	// counts one in each layer.
 	Unrouted int64
