@@ -407,10 +407,7 @@ func keepBody(r, kr *http.Request) {
 	if !sameBody(r.Body, kr.Body) {
 		r.Body = kr.Body
 	}
-	if r.Form == nil && kr.Form != nil || r.PostForm == nil && kr.PostForm != nil ||
-		r.MultipartForm == nil && kr.MultipartForm != nil {
-		reqcopy.Forms(r, kr)
-	}
+	reqcopy.Forms(r, kr) // writes only the forms kr has and r lacks
 }
 
 // sameBody reports whether a and b are the same body, by ==: false when
