@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"math/bits"
 	"net/http"
+	"reflect"
 	"time"
 	"unsafe"
 
@@ -404,18 +404,23 @@ func keyOf(f keyfunc.Func, r, kr *http.Request, refused bool) (string, error) {
 // reading r (a logger of its body, a watcher of its client) while the
 // handler serves it, and no router serving r writes them.
 func keepBody(r, kr *http.Request) {
-	if !sameBody(r.Body, kr.Body) {
+	if !same(r.Body, kr.Body) {
 		r.Body = kr.Body
 	}
 	reqcopy.Forms(r, kr) // writes only the forms kr has and r lacks
 }
 
-// sameBody reports whether a and b are the same body, by ==: false when
-// == panics, on two bodies of one type it cannot compare (a struct
-// holding a slice, put back by value), which are then told apart.
-func sameBody(a, b io.ReadCloser) (same bool) {
-	defer func() { _ = recover() }() // a panic of ==: same is false
-	return a == b
+// same reports whether a and b, two values of an interface type (bodies,
+// routers), are equal by ==, and false where == would panic: a and b of
+// one type it cannot compare (a struct holding a slice, put back by
+// value), or of a comparable type whose interface field holds such a
+// value. a's value is checked: b, of another dynamic type in that field,
+// is told apart by == without a panic.
+func same(a, b any) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return reflect.TypeOf(a) == reflect.TypeOf(b) && reflect.ValueOf(a).Comparable() && a == b
 }
 
 // keyRoute returns the route a route key part reads for r, from the Set's

@@ -824,7 +824,7 @@ func emptyCatchAll(ps chi.RouteParams) bool {
 // Without a top-level router in reqRC, it reports true.
 func routedAbove(mounts *sync.Map, r chi.Routes, reqRC *chi.Context, req *http.Request, method string, depth int) bool {
 	top := reqRC.Routes
-	if top == nil || depth == 0 && sameRoutes(top, r) {
+	if top == nil || depth == 0 && same(top, r) {
 		return true
 	}
 	path := req.URL.RawPath
@@ -848,7 +848,7 @@ func routedAbove(mounts *sync.Map, r chi.Routes, reqRC *chi.Context, req *http.R
 func chiOnPath(mounts *sync.Map, top, r chi.Routes, pats []string) bool {
 	at := top
 	for i, p := range pats {
-		if sameRoutes(at, r) {
+		if same(at, r) {
 			return true
 		}
 		if i == len(pats)-1 {
@@ -863,16 +863,7 @@ func chiOnPath(mounts *sync.Map, top, r chi.Routes, pats []string) bool {
 			return false
 		}
 	}
-	return sameRoutes(at, r)
-}
-
-// sameRoutes reports whether a and b are the same router (never
-// panicking on a router of an incomparable type, which is none).
-func sameRoutes(a, b chi.Routes) bool {
-	if a == nil || b == nil {
-		return a == nil && b == nil
-	}
-	return reflect.TypeOf(a) == reflect.TypeOf(b) && reflect.TypeOf(a).Comparable() && a == b
+	return same(at, r)
 }
 
 // endsWith reports whether the URL parameters all end with tail's, keys
