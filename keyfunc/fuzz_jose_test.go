@@ -16,7 +16,9 @@ import (
 // a JWS or JWE compact serialization in its one spelling (each segment
 // re-encoded from its decoded bytes, white space inside dropped), any
 // other value as it is. So two values share a key exactly when they
-// decode alike, segment by segment.
+// decode alike, segment by segment. A value that is a token once its
+// white space is dropped is also that token as the whole Authorization
+// value, with no scheme, wherever a space in it falls.
 func FuzzJOSE(f *testing.F) {
 	f.Add(jws(`{"alg":"ES256","kid":"k"}`, `{"sub":"bob"}`, 64))
 	f.Add(jws(`{"alg":"HS256","b64":false,"crit":["b64"]}`, ``, 32))
@@ -27,6 +29,8 @@ func FuzzJOSE(f *testing.F) {
 	f.Add("eyJhbGciOiJFUzI1NiIsImtpZCI6ImsifR.eyJzdWIiOiJib2IifT.AB") // every segment respelled
 	f.Add(`eyJhbGciOiJ4IiwibiI6MWU0MDB9.AB.AB`)                       // {"alg":"x","n":1e400}
 	f.Add("eyJhbGciOiJIUzI1NiJ9 . e30 .\u00a0AB")                     // white space, NBSP too
+	f.Add("eyJhbGciOi JIUzI1NiJ9.e30.AB")                             // a space in the header: no scheme
+	f.Add("e yJhbGciOiJIUzI1NiJ9.e30.AB")                             // a one-character first word
 	f.Add("a.b.c")
 	f.Add("....")
 	xauth := keyfunc.Must(keyfunc.Header("X-Auth-Token"))
@@ -42,6 +46,17 @@ func FuzzJOSE(f *testing.F) {
 		want, _ = keyfunc.Secret(constF("Bearer " + refCanonJOSE(v)))(nil)
 		if got, err := auth(newReq("192.0.2.1:1", "Authorization", "Bearer "+v)); err != nil || got != want {
 			t.Fatalf("Authorization: Bearer %q: key %q, %v; want %q", v, got, err, want)
+		}
+		if c, ok := refJOSE(strings.Map(func(r rune) rune {
+			if unicode.IsSpace(r) {
+				return -1
+			}
+			return r
+		}, v)); ok {
+			want, _ = keyfunc.Secret(constF(c))(nil)
+			if got, err := auth(newReq("192.0.2.1:1", "Authorization", v)); err != nil || got != want {
+				t.Fatalf("Authorization %q: key %q, %v; want %q, the digest of the token %q", v, got, err, want, c)
+			}
 		}
 	})
 }

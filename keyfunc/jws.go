@@ -45,14 +45,59 @@ const base64URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345678
 // white space is keyed, when it is a JWS or JWE without the white space,
 // as that token in its one spelling, and is otherwise kept as it is.
 func canonicalJOSE(v string) string {
-	if n := strings.Count(v, "."); (n == 2 || n == 4) && strings.IndexFunc(v, unicode.IsSpace) >= 0 {
-		if c, ok := joseSpelling(strings.Map(dropSpace, v), true); ok {
+	if c, spaced, ok := spacedJOSE(v); spaced {
+		if ok {
 			return c
 		}
 		return v
 	}
 	c, _ := joseSpelling(v, false)
 	return c
+}
+
+// spacedJOSE reports whether v holds white space and two or four dots,
+// and whether it is a JWS or JWE once the white space is dropped (as
+// go-jose v3's ParseSigned and ParseEncrypted drop it); if so, c is that
+// token in the one spelling of canonicalJOSE.
+func spacedJOSE(v string) (c string, spaced, ok bool) {
+	if n := strings.Count(v, "."); (n != 2 && n != 4) || strings.IndexFunc(v, unicode.IsSpace) < 0 {
+		return "", false, false
+	}
+	c, ok = joseSpelling(strings.Map(dropSpace, v), true)
+	return c, true, ok
+}
+
+// mayStartJOSEHeader reports whether s, the first word of a value, can
+// begin the base64url of a JOSE protected header, a JSON object: whether
+// the first byte it encodes is '{' or JSON white space (a lone character
+// holds six of its bits, which must allow one of those). It rules out
+// the auth schemes (Bearer, DPoP, Basic, ...) cheaply, so that their
+// credentials cost no second reading.
+func mayStartJOSEHeader(s string) bool {
+	if s == "" {
+		return false
+	}
+	hi := strings.IndexByte(base64URL, s[0])
+	if hi < 0 {
+		return false
+	}
+	if len(s) == 1 {
+		for _, b := range []byte("{ \t\n\r") {
+			if int(b>>2) == hi {
+				return true
+			}
+		}
+		return false
+	}
+	lo := strings.IndexByte(base64URL, s[1])
+	if lo < 0 {
+		return false
+	}
+	switch byte(hi<<2 | lo>>4) {
+	case '{', ' ', '\t', '\n', '\r':
+		return true
+	}
+	return false
 }
 
 // dropSpace is the strings.Map function dropping white space.

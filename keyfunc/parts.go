@@ -195,11 +195,20 @@ func Const(s string) (Func, error) {
 // so that up to 16 spellings are one user and password to it. Only that
 // group can differ, and decoding only it keeps a long header cheap. The
 // credentials of any other scheme (Bearer, DPoP), and a value without a
-// scheme, are respelled by canonicalJOSE when they are a JWS or JWE.
+// scheme, are respelled by canonicalJOSE when they are a JWS or JWE; so
+// is the whole value when it is a JWS or JWE with white space inside (a
+// raw token, with no scheme, whose first word only looks like one).
 func authCredentials(v string) string {
 	scheme, rest, ok := strings.Cut(v, " ")
 	if !ok || !validHeaderName(scheme) {
 		return canonicalJOSE(v)
+	}
+	if mayStartJOSEHeader(scheme) {
+		// A raw JWS or JWE with a space inside: its first word is no
+		// scheme but the start of its header.
+		if c, _, ok := spacedJOSE(v); ok {
+			return c
+		}
 	}
 	canon, creds := http.CanonicalHeaderKey(scheme), strings.TrimLeft(rest, " ")
 	if n := len(creds); canon == "Basic" && n >= 4 && n%4 == 0 {
