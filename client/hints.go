@@ -22,7 +22,9 @@ const (
 	// Dictionary. A field that mixes the two (a line of each, written by two
 	// layers) is read member by member, each in the syntax it parses in,
 	// the longer hold of the two counting; one with a member that is
-	// neither, or longer than 64 KiB, its lines joined, is ignored.
+	// neither, or longer than 64 KiB, its lines joined, is ignored. A
+	// reset (t, or draft-7's reset) is delay-seconds, but one of 10^9 or
+	// more is read as a Unix time, as [HeaderRateLimitReset] is.
 	HeaderRateLimit = "RateLimit"
 	// HeaderRateLimitPolicy is the IETF RateLimit-Policy field; its w
 	// stands in for a missing t (the longest w of the policies of that
@@ -35,8 +37,10 @@ const (
 	// HeaderRateLimitReset is draft-6's RateLimit-Reset, in delay-seconds,
 	// an Integer Item as RateLimit-Remaining. In several lines (or several
 	// members in a line) the latest valid one counts. A value of 10^9 or
-	// more, no wait a server means, is read as a Unix time in seconds or
-	// milliseconds, as [HeaderXRateLimitReset] is.
+	// more (31 years and more), no wait a server means, is read as a Unix
+	// time, as [HeaderXRateLimitReset] is: in seconds, in milliseconds
+	// from 10^12 on, in the server's clock; some servers send the legacy
+	// field's Unix time in the IETF ones.
 	HeaderRateLimitReset = "RateLimit-Reset"
 	// HeaderXRateLimitRemaining is the legacy X-RateLimit-Remaining: a
 	// count of whole requests, or a decimal (Reddit's "599.0"), below one
@@ -599,7 +603,7 @@ func serverHold(h http.Header, now time.Time) time.Duration {
 	if cached(h) {
 		return 0
 	}
-	return max(ietfHold(h), draft6Hold(h, now), legacyHold(h, now), discordHold(h), openAIHold(h), anthropicHold(h, now))
+	return max(ietfHold(h, now), draft6Hold(h, now), legacyHold(h, now), discordHold(h), openAIHold(h), anthropicHold(h, now))
 }
 
 // cached reports whether the response's Age field says it came from a
@@ -628,7 +632,9 @@ func firstMember(lines []string) string {
 // of the field), is read member by member, each in the syntax it parses in
 // (see eachSFMixed), and its hold is the longer of the two drafts': each
 // may describe a different limit, and a request needs quota under both.
-func ietfHold(h http.Header) time.Duration {
+// A reset (t, or draft-7's reset) is delay-seconds, but from 10^9 on a Unix
+// time (see ietfReset).
+func ietfHold(h http.Header, now time.Time) time.Duration {
 	field, ok := sfField(h[canonRateLimit])
 	if !ok {
 		return 0
@@ -642,6 +648,7 @@ func ietfHold(h http.Header) time.Duration {
 	// never parse as a List).
 	var hold time.Duration
 	var windows map[string]int64 // RateLimit-Policy's w by name, read on demand
+	reset := ietfReset{h: h, now: now}
 	member := func(m sfMember) {
 		it := m.item
 		if it.kind != sfString {
@@ -653,7 +660,7 @@ func ietfHold(h http.Header) time.Duration {
 		}
 		if tp, ok := it.param("t"); ok {
 			if tp.kind == sfInteger && tp.num >= 0 {
-				hold = max(hold, seconds(tp.num))
+				hold = max(hold, reset.wait(tp.num))
 			}
 			return
 		}
@@ -671,13 +678,13 @@ func ietfHold(h http.Header) time.Duration {
 	}
 	var d7 draft7
 	if eachSFDict(field, d7.member) {
-		return d7.hold()
+		return d7.hold(&reset)
 	}
 	hold, d7 = 0, draft7{} // what the readers saw of the malformed List and Dictionary
 	if !eachSFMixed(field, member, d7.member) {
 		return 0
 	}
-	return max(hold, d7.hold())
+	return max(hold, d7.hold(&reset))
 }
 
 // sfField joins the lines of a Structured Field, and reports false when
@@ -741,13 +748,40 @@ func (d *draft7) member(m sfMember) {
 	}
 }
 
-// hold returns the wait the members read say: reset when none remains,
-// else 0.
-func (d draft7) hold() time.Duration {
+// hold returns the wait the members read say: reset (read by r) when none
+// remains, else 0.
+func (d draft7) hold(r *ietfReset) time.Duration {
 	if !d.hasRemaining || d.remaining != 0 || !d.hasReset {
 		return 0
 	}
-	return seconds(d.reset)
+	return r.wait(d.reset)
+}
+
+// ietfReset reads the resets of the IETF fields of one response (draft-6's
+// RateLimit-Reset, draft-7's reset, the t of draft -08 to -11): each draft
+// writes them in delay-seconds, but a server that mixes them up with the
+// legacy X-RateLimit-Reset sends a Unix time there (express-rate-limit's
+// legacy headers, httprate and GitHub send one in that field). A value of
+// 10^9 or more (31 years and more) is no wait a server means: it is read
+// as the legacy field reads it, a Unix time in seconds, in milliseconds
+// from 10^12 on, in the server's clock (see resetAt, serverNow); below, as
+// delay-seconds.
+type ietfReset struct {
+	h      http.Header
+	now    time.Time
+	server time.Time // serverNow, read once for all the members
+	read   bool
+}
+
+// wait returns the wait until the reset n, n >= 0.
+func (r *ietfReset) wait(n int64) time.Duration {
+	if n < unixSecondsFrom {
+		return seconds(n)
+	}
+	if !r.read {
+		r.server, r.read = serverNow(r.h, r.now), true
+	}
+	return resetAt(float64(n), r.server)
 }
 
 // draft6Hold reads RateLimit-Remaining and RateLimit-Reset (draft-6), each
@@ -755,7 +789,7 @@ func (d draft7) hold() time.Duration {
 // members (see eachSFInt): no quota is left when any member of
 // RateLimit-Remaining says 0, and the hold is then the latest of
 // RateLimit-Reset's. A reset of 10^9 or more is read as a Unix time, as
-// the legacy X-RateLimit-Reset is (some servers send one there).
+// the legacy X-RateLimit-Reset is (see ietfReset).
 func draft6Hold(h http.Header, now time.Time) time.Duration {
 	none := false
 	eachSFInt(h[canonRateLimitRemaining], func(n int64) { none = none || n == 0 })
@@ -763,21 +797,8 @@ func draft6Hold(h http.Header, now time.Time) time.Duration {
 		return 0
 	}
 	var hold time.Duration
-	var server time.Time // serverNow, read once for all the members
-	read := false
-	eachSFInt(h[canonRateLimitReset], func(n int64) {
-		if n >= unixSecondsFrom {
-			// No wait a server means (32 years and more): a Unix time,
-			// sent by a server that mixed the field up with the
-			// legacy one, read as that one is.
-			if !read {
-				server, read = serverNow(h, now), true
-			}
-			hold = max(hold, resetAt(float64(n), server))
-			return
-		}
-		hold = max(hold, seconds(n))
-	})
+	reset := ietfReset{h: h, now: now}
+	eachSFInt(h[canonRateLimitReset], func(n int64) { hold = max(hold, reset.wait(n)) })
 	return hold
 }
 

@@ -432,7 +432,10 @@ func WithGiveUpError() Option {
 // cached response (Age > 0) are ignored; a legacy X-RateLimit-Reset (or
 // X-Rate-Limit-Reset) from 10^9 on is read as a Unix time (in milliseconds
 // from 10^12 on; from 10^15 on, past the year 33658, as no time at all:
-// ignored), below as seconds, and one that is an HTTP-date or an RFC 3339
+// ignored), below as seconds, as is a reset of the IETF fields
+// (RateLimit-Reset, draft-7's reset, t), which the drafts write in
+// delay-seconds but some servers fill with a Unix time, and one that is
+// an HTTP-date or an RFC 3339
 // time as that instant, and one in ISO 8601 to the minute, Jira Cloud's
 // "2021-05-27T05:11Z", as the end of that minute (the reset falls within
 // it). OpenAI and Anthropic announce when the
