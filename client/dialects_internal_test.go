@@ -11,8 +11,9 @@ import (
 
 // The millisecond Retry-After fields of Azure and OpenAI (retry-after-ms,
 // x-ms-retry-after-ms) are read before Retry-After, the most precise first,
-// as the Azure and OpenAI SDKs do: the first valid one is the wait. An
-// invalid one is skipped, as if absent.
+// as the Azure and OpenAI SDKs do: the first valid one that asks for a
+// wait is the wait. An invalid one is skipped, as if absent, and so is one
+// asking for no wait when another form asks for one.
 func TestParseRetryAfterMillis(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -25,7 +26,9 @@ func TestParseRetryAfterMillis(t *testing.T) {
 		{"retry-after-ms nanoseconds", header("retry-after-ms", "0.000001"), time.Nanosecond, true},
 		{"retry-after-ms below a nanosecond", header("retry-after-ms", "0.0000009"), time.Nanosecond, true},
 		{"retry-after-ms rounded up to the nanosecond", header("retry-after-ms", "0.0000019"), 2 * time.Nanosecond, true},
-		{"retry-after-ms zero", header("retry-after-ms", "0", "Retry-After", "5"), 0, true},
+		{"retry-after-ms zero hides no wait", header("retry-after-ms", "0", "Retry-After", "5"), 5 * time.Second, true},
+		{"retry-after-ms zero alone", header("retry-after-ms", "0"), 0, true},
+		{"every form zero", header("retry-after-ms", "0", "x-ms-retry-after-ms", "0.0", "Retry-After", "0"), 0, true},
 		{"retry-after-ms spaces", header("retry-after-ms", " 40 "), 40 * time.Millisecond, true},
 		{"x-ms-retry-after-ms", header("x-ms-retry-after-ms", "250"), 250 * time.Millisecond, true},
 		{"ms before Retry-After", header("Retry-After", "2", "retry-after-ms", "1200"), 1200 * time.Millisecond, true},

@@ -20,9 +20,10 @@
 //     x-ms-retry-after-ms, read first; a Retry-After in decimal seconds,
 //     "1.5", which RFC 9110 does not allow but some servers send, is read
 //     as that wait, rounded up to the nanosecond, never shorter than
-//     asked; one asking for no wait, 0 or a date past, gets the backoff;
-//     without a valid one, bucket4j's X-Rate-Limit-Retry-After-Seconds,
-//     whole seconds cut down, to the end of the second it names),
+//     asked; one asking for no wait, 0 or a date past, gets the backoff
+//     unless another form asks for a wait; without one that does,
+//     bucket4j's X-Rate-Limit-Retry-After-Seconds, whole seconds cut
+//     down, to the end of the second it names),
 //     or an exponential backoff with full
 //     jitter, no shorter than the reset its rate-limit headers announce, a
 //     bounded number of times, and only when the request can be replayed
@@ -43,8 +44,10 @@
 // When several signals are present: a Retry-After (the server's word on
 // this refusal) wins over every rate-limit field, unless it asks for no
 // wait (0, a date past: the fields then say how long), and among its
-// forms the most precise (retry-after-ms, then x-ms-retry-after-ms, then
-// Retry-After, then X-Rate-Limit-Retry-After-Seconds); the rate-limit fields of every dialect are all read, since
+// forms the most precise that asks for a wait (retry-after-ms, then
+// x-ms-retry-after-ms, then Retry-After, then
+// X-Rate-Limit-Retry-After-Seconds: one asking for no wait hides none
+// that asks for one); the rate-limit fields of every dialect are all read, since
 // each may describe a different limit, and the longest hold wins. No
 // header, however malformed or large, holds a request for longer than
 // [WithMaxRetryAfter] or makes it wait beyond [WithMaxWait]: a malformed one

@@ -76,7 +76,9 @@ const (
 	HeaderXRateLimitResetDashed = "x-rate-limit-reset"
 	// HeaderRetryAfterMs is retry-after-ms (Azure, OpenAI): the wait in
 	// milliseconds, digits with an optional fraction. It is read before
-	// Retry-After, and stands for it wherever Retry-After is named.
+	// Retry-After, and stands for it wherever Retry-After is named; one
+	// that asks for no wait (0) gives way to a later form that asks for
+	// one.
 	HeaderRetryAfterMs = "retry-after-ms"
 	// HeaderXMsRetryAfterMs is x-ms-retry-after-ms (Azure), as
 	// retry-after-ms; it is read after it and before Retry-After.
@@ -86,8 +88,8 @@ const (
 	// (and the APIs built on it, such as OpenSky's) sends on a refusal:
 	// the wait in seconds, written as TimeUnit.NANOSECONDS.toSeconds of it,
 	// whole seconds cut down ("4" for a wait of 4 to 5 seconds, "0" for
-	// one under a second). It is read, when no other form of Retry-After is
-	// valid, as a Retry-After to the end of the second it names (4 as 5
+	// one under a second). It is read, when no other form of Retry-After
+	// asks for a wait, as a Retry-After to the end of the second it names (4 as 5
 	// seconds; a fraction, which bucket4j does not write, to the end of its
 	// whole second too), so that the retry never comes early, and stands
 	// for Retry-After wherever that is named.
@@ -251,25 +253,33 @@ func (t *Transport) observe(key string, h http.Header, now time.Time, ra time.Du
 // that would replace it may be shorter: the OpenAI and Anthropic SDKs read
 // it so too), a part of a nanosecond rounded up and a wait beyond maxHint
 // saturated; a sign, an exponent, a unit or NaN is malformed. A missing or
-// malformed field is skipped; it reports false when none is valid. A field in several lines is the
-// longest wait of its valid lines (see longest), and a millisecond field
-// the longest of its valid members; a Retry-After line is split at its
-// commas only when it is not one value, and never in an HTTP-date (see
-// retryAfterValues). When none of these is valid, bucket4j's
-// X-Rate-Limit-Retry-After-Seconds stands in, the longest of its valid
-// members, each to the end of the whole second it names (see
+// malformed field is skipped, and so is one that asks for no wait (0, a
+// date not after now) when a later form asks for one: no wait is no usable
+// Retry-After (see [WithBackoff]), and the forms may come from different
+// layers (a gateway writing "retry-after-ms: 0" on every response, the
+// application behind it its own Retry-After). It returns the first form
+// that asks for a wait; else 0, reporting whether any form was valid. A
+// field in several lines is the longest wait of its valid lines (see
+// longest), and a millisecond field the longest of its valid members; a
+// Retry-After line is split at its commas only when it is not one value,
+// and never in an HTTP-date (see retryAfterValues). Last comes bucket4j's
+// X-Rate-Limit-Retry-After-Seconds, the longest of its valid members, each
+// to the end of the whole second it names (see
 // HeaderXRateLimitRetryAfterSeconds).
 func parseRetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
+	valid := false // a form was valid, and asked for no wait
 	for _, key := range [...]string{canonRetryAfterMs, canonXMsRetryAfterMs} {
-		if d, ok := longest(numbers(h[key]), func(v string) (time.Duration, bool) {
+		d, ok := longest(numbers(h[key]), func(v string) (time.Duration, bool) {
 			return decimal(strings.TrimSpace(v), time.Millisecond)
-		}); ok {
+		})
+		if ok && d > 0 {
 			return d, true
 		}
+		valid = valid || ok
 	}
 	var server time.Time // serverNow, read once for all the lines
 	read := false
-	if d, ok := longest(retryAfterValues(h[canonRetryAfter]), func(v string) (time.Duration, bool) {
+	d, ok := longest(retryAfterValues(h[canonRetryAfter]), func(v string) (time.Duration, bool) {
 		if d, ok := decimal(v, time.Second); ok {
 			return d, true
 		}
@@ -281,10 +291,12 @@ func parseRetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 			server, read = serverNow(h, now), true
 		}
 		return clampHint(at.Sub(server)), true
-	}); ok {
+	})
+	if ok && d > 0 {
 		return d, true
 	}
-	return longest(numbers(h[canonXRetryAfterSeconds]), func(v string) (time.Duration, bool) {
+	valid = valid || ok
+	d, ok = longest(numbers(h[canonXRetryAfterSeconds]), func(v string) (time.Duration, bool) {
 		d, ok := decimal(strings.TrimSpace(v), time.Second)
 		if !ok {
 			return 0, false
@@ -292,6 +304,10 @@ func parseRetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 		// The end of the whole second: d <= maxHint, so no overflow.
 		return min((d/time.Second+1)*time.Second, maxHint), true
 	})
+	if ok { // never 0: the end of a second
+		return d, true
+	}
+	return 0, valid
 }
 
 // retryAfterValues yields the values of Retry-After's lines, trimmed: a

@@ -420,7 +420,8 @@ func WithGiveUpError() Option {
 // anthropic-ratelimit-requests-reset — and Retry-After on 429, 503, 529 and a
 // rate-limited 403 (see [Transport.RoundTrip])
 // (retry-after-ms, then x-ms-retry-after-ms, then Retry-After, then
-// bucket4j's X-Rate-Limit-Retry-After-Seconds: the first valid one), each field over all its lines (see the package doc). When the server says no quota is left, further
+// bucket4j's X-Rate-Limit-Retry-After-Seconds: the first valid one that
+// asks for a wait, one asking for none giving way to the next), each field over all its lines (see the package doc). When the server says no quota is left, further
 // requests with the same key are held until the reset it announced has
 // passed, instead of being sent to earn a 429. Retry-After takes precedence
 // over the rate-limit fields, as the RateLimit draft asks, but for one
