@@ -314,10 +314,11 @@ func WithBackoff(base, ceiling time.Duration) Option {
 // Transport honours; the default is [DefaultMaxRetryAfter]. A 429, 503 or 529 (or
 // a 403 refusing the request for its rate, see [Transport.RoundTrip])
 // whose Retry-After asks for more is not retried: the Transport gives up at
-// once (waiting less would only earn another refusal); so does one whose
-// rate-limit fields (see [WithProactive]) announce a reset further away,
-// when no Retry-After of it asks for a wait, and one that asks for more
-// than the maximum wait ([WithMaxWait]). The maximum guards against a bogus or hostile value: it
+// once (waiting less would only earn another refusal); so does one that
+// asks for more than the maximum wait ([WithMaxWait]), and, with proactive
+// pacing (see [WithProactive]; without, the rate-limit fields time no
+// retry), one whose rate-limit fields announce a reset further away, when
+// no Retry-After of it asks for a wait. The maximum guards against a bogus or hostile value: it
 // is the longest the Transport trusts a server's wait, and the holds other
 // requests wait for (see [WithProactive]) are cut to it. A cut hold does
 // not end in a burst of requests the server said it would refuse: once it
@@ -547,8 +548,13 @@ func WithGiveUpError() Option {
 // to pass, within its maximum wait, and takes a new turn. Once that end has
 // passed, every request goes on.
 //
-// With proactive pacing off, no request waits for a server's hold, and a
-// request that leaves the queue ([WithRate]) because its context ended
+// With proactive pacing off, no request waits for a server's hold, and the
+// rate-limit fields time no retry (they neither put off its backoff nor
+// make a reset beyond [WithMaxRetryAfter] a give-up; they still tell a
+// 403 refused for its rate, and a request that never fits, see
+// [Transport.RoundTrip]); a refused request is still retried, after its
+// own Retry-After or else the backoff ([WithRetries] turns retrying off),
+// and a request that leaves the queue ([WithRate]) because its context ended
 // moves nobody up: its turn goes back to the store, which takes it only
 // when no request queued there behind it, and the requests behind keep
 // their turns (see [Transport]).
