@@ -21,8 +21,9 @@ import (
 // every seed its own options (pacing or not, proactive or not, retries,
 // maximum wait and Retry-After, the error form), refusals of every kind
 // (429, 503, 403; Retry-After in seconds, milliseconds or as an HTTP-date,
-// beyond the cap or not, garbage; RateLimit fields with t or with a
-// policy's w; X-RateLimit with a Unix reset) and callers that cancel or
+// beyond the cap or not, garbage, or beside a retry-after-ms of 0;
+// RateLimit fields with t or with a policy's w, or draft-7's with a Unix
+// reset; X-RateLimit with a Unix reset) and callers that cancel or
 // have deadlines. What must always hold:
 //
 //   - pacing: with WithRate, no two requests to a host reach it less than
@@ -116,6 +117,17 @@ func (s *chaosServer) RoundTrip(r *http.Request) (*http.Response, error) {
 	case 7:
 		until = now.Add(time.Duration(s.rnd.IntN(200)) * time.Second).Truncate(time.Second)
 		h.Set("Retry-After", until.UTC().Format(http.TimeFormat))
+	case 8:
+		// draft-7 with a Unix time for its reset, as servers that mix it
+		// up with the legacy field send.
+		until = time.Unix(now.Unix()+int64(s.rnd.IntN(120)), 0)
+		h.Set("RateLimit", fmt.Sprintf("limit=1, remaining=0, reset=%d", until.Unix()))
+	case 9:
+		// A form of Retry-After asking for no wait beside one asking for
+		// a wait: the wait counts.
+		wait = time.Duration(s.rnd.IntN(4)) * time.Second
+		h.Set("retry-after-ms", "0")
+		h.Set("Retry-After", fmt.Sprint(int(wait/time.Second)))
 	}
 	s.mu.Unlock()
 	select {
