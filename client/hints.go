@@ -28,7 +28,9 @@ const (
 	HeaderRateLimit = "RateLimit"
 	// HeaderRateLimitPolicy is the IETF RateLimit-Policy field; its w
 	// stands in for a missing t (the longest w of the policies of that
-	// name, when several share it). A field longer than 64 KiB is ignored.
+	// name, when several share it). A w is a window's length, not an
+	// instant: always seconds, however large. A field longer than 64 KiB
+	// is ignored.
 	HeaderRateLimitPolicy = "RateLimit-Policy"
 	// HeaderRateLimitRemaining is draft-6's RateLimit-Remaining, an
 	// Integer Item. In several lines (or several members in a line) no
@@ -835,9 +837,10 @@ func eachSFInt(lines []string, fn func(int64)) {
 	}
 }
 
-// Thresholds of the legacy X-RateLimit-Reset: larger values are Unix times
-// (seconds from 2001-09-09 on, milliseconds from 2001-09-09 on) rather than
-// delta-seconds, which no server sends in the billions.
+// Thresholds of the legacy X-RateLimit-Reset and of the IETF resets (see
+// ietfReset): larger values are Unix times (seconds from 2001-09-09 on,
+// milliseconds from 2001-09-09 on) rather than delta-seconds, which no
+// server sends in the billions.
 const (
 	unixSecondsFrom = 1_000_000_000
 	unixMillisFrom  = 1_000_000_000_000
