@@ -166,7 +166,9 @@ type Option func(*Watcher) error
 
 // WithLogger sets the logger of reloads (Info), rejected files and failed
 // applies (Error). The default, and nil, is [slog.Default]; to silence a
-// Watcher pass slog.New(slog.DiscardHandler).
+// Watcher pass slog.New(slog.DiscardHandler). Its handler runs on the
+// Watcher's goroutine too, where a panic of it is not recovered: it ends
+// the process, as any goroutine's does.
 func WithLogger(l *slog.Logger) Option {
 	return func(w *Watcher) error {
 		if l == nil {
@@ -191,7 +193,11 @@ func WithLogger(l *slog.Logger) Option {
 // applied). It runs on
 // the Watcher's goroutine (or Reload's caller; with [InForce], also New's
 // caller, before New returns, if the file changed since the Config was
-// read) and must not call Reload or Close; it may call Config.
+// read) and must not call Reload or Close; it may call Config. A hook
+// that panics changes nothing of the reload it reports: the panic and its
+// stack are logged (Error, "config OnReload hook panicked"), and the
+// Watcher's goroutine (with it the process) and Reload's caller, which
+// gets the reload's outcome, go on.
 func OnReload(hook func(cfg *policy.Config, err error)) Option {
 	return func(w *Watcher) error {
 		if hook == nil {
@@ -299,7 +305,17 @@ func WithGrace(d time.Duration) Option {
 // Watcher reads a file written in place as on other systems, and sees no
 // write through another name. apply runs where the OnReload
 // hook does, under the lock that serialises reloads: like the hook, it
-// must not call Reload or Close (either would wait for it for ever).
+// must not call Reload or Close (either would wait for it for ever: Reload
+// for the lock, Close for the Watcher's goroutine, which runs apply or
+// waits for the lock). To stop the Watcher or reload again from there,
+// call them on a goroutine of their own (go w.Close()): they run once
+// the reload under way has ended. An apply that panics fails the reload as one that returns an error
+// does: the error, "reload: apply <path>: apply panicked: " and the
+// panic's value, goes to the hook and is Reload's, the panic's stack is
+// logged with it (Error, "config apply failed"), the version is not in
+// force and Reload tries it again; the Watcher's goroutine (with it the
+// process) and Reload's caller go on. What apply did before it panicked
+// stays done.
 func New(path string, apply func(*policy.Config) error, opts ...Option) (*Watcher, error) {
 	if apply == nil {
 		return nil, errors.New("reload: apply is nil")
@@ -664,7 +680,7 @@ func (w *Watcher) reload(explicit, writing bool) (retry time.Duration, _ error) 
 			slog.String("file", w.path))
 	}
 	w.loadFailed, w.holding = false, false
-	if err := w.apply(cfg); errors.Is(err, policy.ErrRestartNeeded) {
+	if err := w.runApply(cfg); errors.Is(err, policy.ErrRestartNeeded) {
 		// The policies are in force; some other setting waits for a
 		// restart.
 		err = fmt.Errorf("reload: apply %s: %w", w.path, err)
@@ -675,9 +691,13 @@ func (w *Watcher) reload(explicit, writing bool) (retry time.Duration, _ error) 
 		w.report(cfg, err)
 		return 0, err
 	} else if err != nil {
+		p, _ := err.(*panicked)
 		err = fmt.Errorf("reload: apply %s: %w", w.path, err)
-		w.log.LogAttrs(context.Background(), slog.LevelError, "ratekeeper: config apply failed",
-			slog.String("file", w.path), slog.Any("error", err))
+		attrs := []slog.Attr{slog.String("file", w.path), slog.Any("error", err)}
+		if p != nil {
+			attrs = append(attrs, slog.String("stack", p.stack))
+		}
+		w.log.LogAttrs(context.Background(), slog.LevelError, "ratekeeper: config apply failed", attrs...)
 		// Not retried on file events until the file changes again;
 		// Reload retries it.
 		w.applied, w.applyFailed, w.applyErr = data, true, err
@@ -756,10 +776,42 @@ func (w *Watcher) rejected(err error, key string) error {
 	return err
 }
 
+// runApply returns apply's error for cfg, or a *panicked for a panic of
+// apply: a reload whose apply panics fails as one whose apply returns an
+// error does (the version is not in force, Reload tries it again), and the
+// Watcher's goroutine (with it the process) or Reload's caller goes on.
+// Whatever apply did before it panicked stays done. runApply requires
+// that w.mu is held.
+func (w *Watcher) runApply(cfg *policy.Config) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &panicked{msg: fmt.Sprintf("apply panicked: %v", v), stack: string(debug.Stack())}
+		}
+	}()
+	return w.apply(cfg)
+}
+
+// panicked is the error of an apply that panicked: the panic's value, and
+// the stack it panicked with, which is logged.
+type panicked struct{ msg, stack string }
+
+func (p *panicked) Error() string { return p.msg }
+
+// report calls the OnReload hook, if any, with cfg and err. A hook that
+// panics changes nothing of the reload it reports: the panic is logged at
+// Error with its stack, and the Watcher's goroutine (with it the process)
+// or Reload's caller goes on. report requires that w.mu is held.
 func (w *Watcher) report(cfg *policy.Config, err error) {
-	if w.hook != nil {
-		w.hook(cfg, err)
+	if w.hook == nil {
+		return
 	}
+	defer func() {
+		if v := recover(); v != nil {
+			w.log.LogAttrs(context.Background(), slog.LevelError, "ratekeeper: config OnReload hook panicked",
+				slog.String("file", w.path), slog.Any("panic", v), slog.String("stack", string(debug.Stack())))
+		}
+	}()
+	w.hook(cfg, err)
 }
 
 // readFile reads at most maxFile+1 bytes of the file at path. A path that
