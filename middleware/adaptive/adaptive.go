@@ -104,7 +104,8 @@ type Config struct {
 	// as begun at that time at the latest.
 	Clock algorithms.Clock
 	// Logger receives one record per change of level (Warn when lowered,
-	// Info when raised), "ratekeeper: adaptive limit level", with the new
+	// Info when raised), once the evaluation has set the limits of the
+	// level, "ratekeeper: adaptive limit level", with the new
 	// and the previous level as fractions of the configured limits
 	// (limit_level, previous_level; not "level", which is the record's
 	// own), the p99 of the requests that ended in the period, the
@@ -127,6 +128,19 @@ const permille = 1000
 // one with [New]. It is safe for concurrent use; observing a request costs
 // a few atomic operations, and the evaluation at the end of a period (on
 // the first request after it, or [Controller.Evaluate]) is serialised.
+//
+// An evaluation calls the Target's methods (and through a middleware's
+// SetLimit its observers' ObserveLimit), the Config's Clock and its
+// Logger's handler under the lock that serialises evaluations: they must
+// not call Evaluate or Apply, which would wait for that lock for ever.
+// They may call Observe, Begin and End (which count their request without
+// waiting for the lock), Level and Baseline. A panic of any of them
+// reaches the caller of the evaluation (the request that made it, or
+// Evaluate's or Apply's caller) with the lock released, and the periods
+// judged before it are not judged again. A panic of the Logger's handler
+// leaves the limits of the level set; one of a Target's method leaves
+// the policies not set yet at their limits of before, until the
+// evaluation at the end of the period in course sets them.
 type Controller struct {
 	t                             Target
 	cfg                           Config
@@ -167,6 +181,11 @@ type Controller struct {
 	fmu     sync.Mutex
 	flights []*flight
 	firsts  [][2]int64 // heldFrom's, kept between calls
+
+	// records holds the Logger's records of the changes of level an
+	// evaluation made, logged once it has set their limits; guarded by
+	// mu.
+	records []levelRecord
 }
 
 // flight counts the requests in flight that began in one slot of time
@@ -656,12 +675,31 @@ func (c *Controller) setPeriod(w *window) {
 // between them, which passed without requests; then applies the level.
 // It requires c.mu.
 func (c *Controller) evaluate(now time.Time) error {
+	c.records = c.records[:0]
 	w := c.win.Load()
 	for !now.Before(w.until) {
 		w.seal()
 		w = c.judge(w, now)
 	}
-	return c.apply()
+	err := c.apply()
+	// Logged once the limits of the level are in force: a Logger's
+	// handler that panics leaves them set, as Level reports them (and
+	// reads the limits of the level it is told of).
+	for _, r := range c.records {
+		c.cfg.Logger.LogAttrs(context.Background(), r.lvl, "ratekeeper: adaptive limit level",
+			slog.Float64("limit_level", float64(r.level)/permille), slog.Float64("previous_level", float64(r.old)/permille),
+			slog.String("p99", r.p99.String()), slog.String("baseline", r.base.String()),
+			slog.Int64("requests", r.n), slog.Int64("errors", r.errs), slog.Int64("hung", r.hung))
+	}
+	return err
+}
+
+// A levelRecord is what the Logger is told of a change of level.
+type levelRecord struct {
+	lvl           slog.Level
+	level, old    int64 // permille
+	p99, base     time.Duration
+	n, errs, hung int64
 }
 
 // judge judges the period of w, sealed, and the idle ones that follow it
@@ -722,8 +760,6 @@ func (c *Controller) judge(w *window, now time.Time) *window {
 		// one of the baseline it leaves, as for a window made now.
 		next.settle(time.Duration(mulPermille(int64(c.base), c.factor)))
 	}
-	// In course before the Logger's handler runs: one that panics leaves
-	// the period judged, not to be judged again.
 	c.win.Store(next)
 	c.setPeriod(next)
 	// The whole periods that passed, idle, between the one judged and
@@ -764,10 +800,7 @@ func (c *Controller) judge(w *window, now time.Time) *window {
 			// gives their p99, not 0s.
 			p99 = w.quantile(0.99)
 		}
-		c.cfg.Logger.LogAttrs(context.Background(), lvl, "ratekeeper: adaptive limit level",
-			slog.Float64("limit_level", float64(c.level)/permille), slog.Float64("previous_level", float64(old)/permille),
-			slog.String("p99", p99.String()), slog.String("baseline", c.base.String()),
-			slog.Int64("requests", n), slog.Int64("errors", errs), slog.Int64("hung", hung))
+		c.records = append(c.records, levelRecord{lvl: lvl, level: c.level, old: old, p99: p99, base: c.base, n: n, errs: errs, hung: hung})
 	}
 	return next
 }

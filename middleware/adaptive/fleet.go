@@ -46,8 +46,8 @@ type FleetConfig struct {
 	Every time.Duration
 	// Clock measures Every; the default is algorithms.SystemClock.
 	Clock algorithms.Clock
-	// Logger receives a record (Info) per change of the instance count;
-	// nil logs nothing.
+	// Logger receives a record (Info) per change of the instance count,
+	// once the limits of the count are set; nil logs nothing.
 	Logger *slog.Logger
 }
 
@@ -65,6 +65,20 @@ type FleetConfig struct {
 // your registry reports a change); [Fleet.Check] does so at most once per
 // Every and is cheap enough for every request ([Fleet.Handler]). Build one
 // with [NewFleet]; it is safe for concurrent use.
+//
+// An update calls Instances, the Target's methods (and through a
+// middleware's SetLimitUnguarded its observers' ObserveLimit), the Clock
+// and the Logger's handler under the Fleet's lock: they must not call
+// Update, which would wait for that lock for ever; they may call Check
+// (which returns at once while an update is under way) and Instances. A
+// panic of any of them reaches the caller of the update (the request of
+// Check, or Update's or NewFleet's caller) with the lock released. A
+// panic of the Logger's handler leaves the limits of the new count set;
+// one of Instances leaves the count and the limits of before; one of a
+// Target's method leaves the policies not set yet at their limits of
+// before. Check
+// reads the count and sets the limits again once Every has passed since
+// the reading that panicked (Update at once).
 type Fleet struct {
 	t   Target
 	cfg FleetConfig
@@ -191,11 +205,14 @@ func (f *Fleet) update(now time.Time) error {
 	prev := f.n
 	f.n = n
 	f.count.Store(int64(n)) // before the record: a handler reading Instances sees n
+	err := f.apply()
+	// Logged once the limits of the count are in force: a Logger's
+	// handler that panics leaves them set, as Instances reports them.
 	if n != prev && f.cfg.Logger != nil {
 		f.cfg.Logger.LogAttrs(context.Background(), slog.LevelInfo, "ratekeeper: fleet size",
 			slog.Int("instances", n), slog.Int("previous", prev))
 	}
-	return f.apply()
+	return err
 }
 
 // apply sets every driven policy's limit for f.n instances, again if a
