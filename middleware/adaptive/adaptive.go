@@ -589,7 +589,8 @@ func (c *Controller) logFailed(err error) {
 // Evaluate ends the current period now if it is over, judging it and
 // setting the limits; it is what a request arriving after the period does,
 // for callers that want evaluations without traffic (call it from a
-// ticker). It returns the error of the first SetLimit that failed.
+// ticker: see "Periods no request judges" in the package documentation).
+// It returns the error of the first SetLimit that failed.
 func (c *Controller) Evaluate() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -174,6 +174,39 @@
 // writing, waiting on the client. A request whose handler hijacks its
 // connection, a WebSocket's, is over as it does.)
 //
+// # Periods no request judges
+//
+// A Controller judges the periods that ended as a request it sees begins
+// or ends (or at [Controller.Evaluate]), and it sees only the requests the
+// limiter passes on. While none is passed on, no period is judged, and
+// the level stays where it is however long the service has been healthy:
+// in particular once a lowered level denies every request, as it does
+// when the requests share one key (a policy keyed by route) or come from
+// one client, and that key has used the lowered limit of its window. The
+// level is then raised only when a request passes again, at the end of
+// that window (an hour, for a policy per hour), where a ticker's Evaluate
+// at each period's end would have raised it period by period. Where that
+// matters, call Evaluate from a ticker of Period:
+//
+//	go func() {
+//		t := time.NewTicker(time.Minute) // Config.Period
+//		defer t.Stop()
+//		for {
+//			select {
+//			case <-ctx.Done():
+//				return
+//			case <-t.C:
+//				ctrl.Evaluate()
+//			}
+//		}
+//	}()
+//
+// Without one, the first request passed after such a gap judges the
+// periods of the gap as the ticker would have (healthy, unless requests
+// in flight hung), but is itself decided at the level in force before.
+// A Fleet's Check has no such gap when [Fleet.Handler] is around the
+// limiter, where every request checks.
+//
 // # Requests whose client leaves
 //
 // A request whose client went away before its handler ended (a mobile

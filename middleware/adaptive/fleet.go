@@ -262,7 +262,17 @@ func (f *Fleet) setLimit(name string, limit int64) error {
 
 // Handler returns next wrapped so that each request first calls
 // [Fleet.Check] (its error, a limit SetLimit refused, is dropped: Update
-// returns it). It panics if next is nil, as [http.Handle] does.
+// returns it). Put it around the rate limiter, so that every request
+// checks, the denied ones too, before it is decided:
+//
+//	handler := f.Handler(m.Handler(app)) // chi: r.Use(f.Handler, m.Handler)
+//
+// Inside the limiter only the requests it admits check: once a share is
+// used up for every request (a client's, under a policy keyed by client;
+// everyone's, under one keyed by route), nothing checks, and that share,
+// with the count of before, holds until the policy's window ends, though
+// the count has fallen since. It panics if next is nil, as [http.Handle]
+// does.
 func (f *Fleet) Handler(next http.Handler) http.Handler {
 	if nilness.Is(next) {
 		panic("adaptive: Fleet.Handler: next is nil")

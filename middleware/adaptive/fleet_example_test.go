@@ -33,8 +33,8 @@ func ExampleFleet() {
 		fmt.Println(err)
 		return
 	}
-	// In a server: handler := m.Handler(f.Handler(app)), or call
-	// f.Update() when the registry reports a change.
+	// In a server: handler := f.Handler(m.Handler(app)), around the
+	// limiter, or call f.Update() when the registry reports a change.
 	fmt.Println(f.Instances(), m.Set().Policies()[0])
 
 	instances = 4 // scaled up
