@@ -43,7 +43,12 @@ type Target interface {
 // error.
 type Config struct {
 	// Policies are the names of the policies controlled; empty means all
-	// the policies of the target's rule set at each evaluation.
+	// the policies of the target's rule set at each evaluation. A name
+	// that a reload removes is skipped, without an error, while the
+	// target has no policy of that name, and controlled again once a
+	// reload brings it back (see "Driving a policy" in the package
+	// documentation); a policy a reload renames is not controlled under
+	// its new name.
 	Policies []string
 	// Period is the observation period (default 1 minute).
 	Period time.Duration

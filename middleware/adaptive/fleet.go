@@ -19,7 +19,11 @@ import (
 // FleetConfig configures a Fleet.
 type FleetConfig struct {
 	// Policies are the names of the policies whose configured limit is a
-	// cluster-wide limit; empty means all the policies of the target.
+	// cluster-wide limit; empty means all the policies of the target. A
+	// name that a reload removes is skipped, without an error, while the
+	// target has no policy of that name, and shared again once a reload
+	// brings it back; a policy a reload renames is not shared under its
+	// new name.
 	Policies []string
 	// Instances returns the number of instances sharing the limits
 	// (required). A result below 1 is ignored: the last good count stays;
