@@ -136,7 +136,8 @@ const permille = 1000
 //
 // An evaluation calls the Target's methods (and through a middleware's
 // SetLimit its observers' ObserveLimit), the Config's Clock and its
-// Logger's handler under the lock that serialises evaluations: they must
+// Logger's handler, and Apply the Target's methods, under the lock that
+// serialises evaluations: they must
 // not call Evaluate or Apply, which would wait for that lock for ever.
 // They may call Observe, Begin and End (which count their request without
 // waiting for the lock), Level and Baseline. A panic of any of them

@@ -308,7 +308,7 @@ func WithGrace(d time.Duration) Option {
 // must not call Reload or Close (either would wait for it for ever: Reload
 // for the lock, Close for the Watcher's goroutine, which runs apply or
 // waits for the lock). To stop the Watcher or reload again from there,
-// call them on a goroutine of their own (go w.Close()): they run once
+// call them on a goroutine of their own (go w.Close()): they return once
 // the reload under way has ended. An apply that panics fails the reload as one that returns an error
 // does: the error, "reload: apply <path>: apply panicked: " and the
 // panic's value, goes to the hook and is Reload's, the panic's stack is
