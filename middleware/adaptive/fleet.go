@@ -76,13 +76,12 @@ type FleetConfig struct {
 // Update, which would wait for that lock for ever; they may call Check
 // (which returns at once while an update is under way) and Instances. A
 // panic of any of them reaches the caller of the update (the request of
-// Check, or Update's or NewFleet's caller) with the lock released. A
-// panic of the Logger's handler leaves the limits of the new count set;
-// one of Instances leaves the count and the limits of before; one of a
-// Target's method leaves the policies not set yet at their limits of
-// before. Check
-// reads the count and sets the limits again once Every has passed since
-// the reading that panicked (Update at once).
+// Check, or Update's or NewFleet's caller) with the lock released. A panic
+// of the Logger's handler leaves the limits of the new count set; one of
+// Instances leaves the count and the limits of before; one of a Target's
+// method leaves the policies not set yet at their limits of before. Check
+// reads the count and sets the limits again once Every has passed since the
+// reading that panicked (Update at once).
 type Fleet struct {
 	t   Target
 	cfg FleetConfig

@@ -303,15 +303,15 @@ func WithGrace(d time.Duration) Option {
 // (see "Writing the file" in the package doc) and its writes through
 // other names; when the second cannot be made, New logs a warning and the
 // Watcher reads a file written in place as on other systems, and sees no
-// write through another name. apply runs where the OnReload
-// hook does, under the lock that serialises reloads: like the hook, it
-// must not call Reload or Close (either would wait for it for ever: Reload
-// for the lock, Close for the Watcher's goroutine, which runs apply or
-// waits for the lock). To stop the Watcher or reload again from there,
-// call them on a goroutine of their own (go w.Close()): they return once
-// the reload under way has ended. An apply that panics fails the reload as one that returns an error
-// does: the error, "reload: apply <path>: apply panicked: " and the
-// panic's value, goes to the hook and is Reload's, the panic's stack is
+// write through another name. apply runs where the OnReload hook does,
+// under the lock that serialises reloads: like the hook, it must not call
+// Reload or Close (either would wait for it for ever: Reload for the lock,
+// Close for the Watcher's goroutine, which runs apply or waits for the
+// lock). To stop the Watcher or reload again from there, call them on a
+// goroutine of their own (go w.Close()): they return once the reload under
+// way has ended. An apply that panics fails the reload as one that returns
+// an error does: the error, "reload: apply <path>: apply panicked: " and
+// the panic's value, goes to the hook and is Reload's, the panic's stack is
 // logged with it (Error, "config apply failed"), the version is not in
 // force and Reload tries it again; the Watcher's goroutine (with it the
 // process) and Reload's caller go on. What apply did before it panicked
