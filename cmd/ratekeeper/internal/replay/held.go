@@ -11,24 +11,30 @@ import (
 // its place in the log. The reorder window holds every line of its span
 // (a minute of a busy server's log is a million lines), so the entry is
 // kept compact: its strings in one, cut at ends, and its time as
-// nanoseconds and zone, about half the size of a logparse.Entry.
+// nanoseconds and zone, about half the size of a logparse.Entry. Nothing
+// of it refers to the log line it was parsed from: an entry's strings are
+// substrings of its line (a Common Log Format entry's X-Forwarded-For
+// among them), and one kept would keep the whole line.
 type held struct {
 	ns      int64 // Time.UnixNano()
 	seq     uint64
 	loc     *time.Location
-	text    string    // Addr, User, Method, Path, Query, Proto, Referer, UserAgent
-	ends    [8]uint32 // where each of them ends in text
+	text    string    // Addr, User, Method, Path, Query, Proto, Referer, UserAgent, then the headers' values
+	ends    [8]uint32 // where each of the eight fields ends in text
 	status  int32
-	headers []logparse.Header
+	headers []logparse.Header // their values cut from text; their names are the parser's own, no part of a line
 }
 
 // hold packs en, the seq-th line of the log.
 func hold(en *logparse.Entry, seq uint64) held {
-	h := held{ns: en.Time.UnixNano(), seq: seq, loc: en.Time.Location(), status: int32(en.Status), headers: en.Headers}
+	h := held{ns: en.Time.UnixNano(), seq: seq, loc: en.Time.Location(), status: int32(en.Status)}
 	fields := [8]string{en.Addr, en.User, en.Method, en.Path, en.Query, en.Proto, en.Referer, en.UserAgent}
 	n := 0
 	for _, f := range fields {
 		n += len(f)
+	}
+	for _, hd := range en.Headers {
+		n += len(hd.Value)
 	}
 	var b strings.Builder
 	b.Grow(n)
@@ -36,7 +42,18 @@ func hold(en *logparse.Entry, seq uint64) held {
 		b.WriteString(f)
 		h.ends[i] = uint32(b.Len())
 	}
+	for _, hd := range en.Headers {
+		b.WriteString(hd.Value)
+	}
 	h.text = b.String()
+	if len(en.Headers) > 0 {
+		h.headers = make([]logparse.Header, len(en.Headers))
+		start := int(h.ends[7])
+		for i, hd := range en.Headers {
+			h.headers[i] = logparse.Header{Name: hd.Name, Value: h.text[start : start+len(hd.Value)]}
+			start += len(hd.Value)
+		}
+	}
 	return h
 }
 
