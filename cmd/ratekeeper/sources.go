@@ -118,8 +118,17 @@ type batch struct {
 	err     error
 }
 
+// batchBytes bounds the bytes of log lines a batch's entries come from
+// (their strings are substrings of their lines, which they keep): a batch
+// is sent once it holds size entries or its lines passed batchBytes, so
+// that a log of long lines (up to 64 KiB each) holds no more parsed ahead
+// than one of short lines. A batch of 4096 Combined lines of 200 bytes
+// holds under 1 MiB.
+const batchBytes = 1 << 20
+
 // readBatches parses r on a goroutine of its own, sending batches of size
-// entries until the end of the log (or a read error, sent last and told
+// entries, or fewer whose lines passed batchBytes (see there), until the
+// end of the log (or a read error, sent last and told
 // to fail at once, so that a replay waiting on another log stops), or
 // until stop is closed: a replay that failed does not read the rest of its
 // logs (standard input may never end).
@@ -128,6 +137,7 @@ func readBatches(r *logparse.Reader, size int, stop <-chan struct{}, fail *failu
 	go func() {
 		defer close(ch)
 		b := batch{entries: make([]logparse.Entry, 0, size)}
+		from := r.LineBytes() // the lines' bytes before the batch's
 		for {
 			if stopped(stop) {
 				// Checked before each entry: the select below picks at
@@ -148,7 +158,8 @@ func readBatches(r *logparse.Reader, size int, stop <-chan struct{}, fail *failu
 				break
 			}
 			b.entries = append(b.entries, e)
-			if len(b.entries) == cap(b.entries) {
+			if len(b.entries) == cap(b.entries) || r.LineBytes()-from >= batchBytes {
+				from = r.LineBytes()
 				b.read = r.BytesRead()
 				select {
 				case ch <- b:

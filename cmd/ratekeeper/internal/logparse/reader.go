@@ -129,6 +129,7 @@ type Reader struct {
 	tc      timeCache
 	hs      headerSlab
 	line    int64
+	lineLen int64 // the bytes of the lines read (see LineBytes)
 	bad     int64
 	noPath  int64 // JSON entries without a request target field
 	noVerb  int64 // JSON entries without a method
@@ -367,6 +368,7 @@ func (r *Reader) Next() (Entry, error) {
 			return e, fmt.Errorf("logparse: %s: %w", quote.IfNeeded(r.name), err)
 		}
 		r.line++
+		r.lineLen += int64(len(raw))
 		raw = bytes.TrimRight(raw, "\r\n")
 		if tooLong || len(raw) > maxLine {
 			r.malformed(raw, "line longer than 64 KiB")
@@ -503,6 +505,13 @@ func (r *Reader) malformed(raw []byte, reason string) {
 		r.samples = append(r.samples, Malformed{File: r.name, Line: r.line, Text: string(bytes.TrimRight(text, "\r\n")), Reason: reason})
 	}
 }
+
+// LineBytes returns the bytes of the lines read so far, decompressed and
+// decoded, their ends included (the first bytes of a line longer than
+// 64 KiB, which is malformed): the entries Next returned keep their lines
+// (their strings are substrings of them), and this bounds what a batch of
+// them keeps.
+func (r *Reader) LineBytes() int64 { return r.lineLen }
 
 // Lines returns the number of lines read so far.
 func (r *Reader) Lines() int64 { return r.line }
