@@ -27,9 +27,11 @@ type requestBuilder struct {
 	base    context.Context
 	// patterns caches route's answer per method and path (the routers
 	// have no host patterns); cached counts its entries, at most
-	// maxCached.
-	patterns map[string]map[string]string
-	cached   int
+	// maxCached, and cachedBytes the bytes of their methods and paths, at
+	// most maxCachedBytes.
+	patterns    map[string]map[string]string
+	cached      int
+	cachedBytes int
 	// ref and ua back the Referer and User-Agent values, set on most
 	// lines, without an allocation each; extra tells that other headers
 	// were set and must be cleared.
@@ -47,8 +49,14 @@ func (b *requestBuilder) set(name, v string, buf *[1]string) {
 	b.hdr[name] = buf[:]
 }
 
-// maxCached bounds the pattern cache; paths past it are looked up each time.
-const maxCached = 1 << 16
+// maxCached and maxCachedBytes bound the pattern cache, in entries and in
+// bytes of the methods and paths it keeps (a path may be 64 KiB long: a
+// scanner's distinct long paths would otherwise fill it with gigabytes);
+// paths past them are looked up each time.
+const (
+	maxCached      = 1 << 16
+	maxCachedBytes = 8 << 20
+)
 
 func (b *requestBuilder) init(route func(*http.Request) string) {
 	b.route = route
@@ -99,13 +107,18 @@ func (b *requestBuilder) build(en *logparse.Entry) *http.Request {
 		pat, ok := byPath[en.Path]
 		if !ok {
 			pat = b.route(r)
-			if b.cached < maxCached {
+			size := len(en.Path)
+			if byPath == nil {
+				size += len(en.Method)
+			}
+			if b.cached < maxCached && b.cachedBytes+size <= maxCachedBytes {
 				if byPath == nil {
 					byPath = map[string]string{}
 					b.patterns[strings.Clone(en.Method)] = byPath
 				}
 				byPath[strings.Clone(en.Path)] = pat
 				b.cached++
+				b.cachedBytes += size
 			}
 		}
 		b.pattern = pat
