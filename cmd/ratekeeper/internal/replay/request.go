@@ -82,7 +82,14 @@ func (b *requestBuilder) build(en *logparse.Entry) *http.Request {
 	b.url.Path, b.url.RawPath = en.Path, ""
 	if strings.IndexByte(en.Path, '%') >= 0 {
 		if p, err := url.PathUnescape(en.Path); err == nil {
-			b.url.Path, b.url.RawPath = p, en.Path
+			// As net/http's parse sets them: RawPath only when the
+			// logged escapes are not those Go would write for Path
+			// ("%C3%A9", "%20": RawPath empty, and chi routes on the
+			// decoded path; "%2F", "%c3%a9": RawPath, routed on).
+			b.url.Path = p
+			if b.url.EscapedPath() != en.Path {
+				b.url.RawPath = en.Path
+			}
 		}
 	}
 	b.url.RawQuery = en.Query
