@@ -125,6 +125,7 @@ func (l *listFlag) repeatable()        {}
 
 type replayFlags struct {
 	config, format, svg string
+	router              string
 	cpuprofile          string
 	compare, quiet      bool
 	asJSON              bool
@@ -147,6 +148,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on standard error")
 	fs.DurationVar(&f.reorder, "reorder", time.Minute, "replay lines up to `DURATION` out of time order in time order (servers log a request when it ends); the lines of that span are held in memory, "+plural.Count(replay.DefaultMaxHeld, "line")+" at most (past that the oldest are replayed early, and the report says so); 0 replays them as logged")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the replay to `FILE` (for tuning)")
+	fs.StringVar(&f.router, "router", replay.RouterAuto, "the application's router, whose routing of the route patterns the replay reproduces: servemux, chi, or auto (a ServeMux when every pattern is one, else chi); they differ on patterns both take: \"/\" is every path under a ServeMux and the root alone under chi, \"/docs/\" a subtree or one path")
 	fs.Var(&f.routes, "route", "route `PATTERN` of the application (repeatable), e.g. /users/{id}, for route keys; with routes known (these and the configuration's), a request none matches is keyed \"(none)\", as by the middleware's pattern function")
 	fs.StringVar(&f.json.Time, "json-time", "", "JSON field of the timestamp (RFC 3339, also with a space for the T or no zone for UTC, the Common Log Format's, or Unix s/ms/µs/ns; default: "+defaults(logparse.DefaultJSONFields.Time)+")")
 	fs.StringVar(&f.json.Addr, "json-ip", "", "JSON field of the client address (default: "+defaults(logparse.DefaultJSONFields.Addr)+")")
@@ -163,6 +165,12 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	case "auto", "clf", "json", "w3c":
 	default:
 		fmt.Fprintf(stderr, "ratekeeper replay: --format: unknown format %q; want auto, clf, json or w3c\n", f.format)
+		return exitUsage
+	}
+	switch f.router = strings.ToLower(f.router); f.router {
+	case replay.RouterAuto, replay.RouterServeMux, replay.RouterChi:
+	default:
+		fmt.Fprintf(stderr, "ratekeeper replay: --router: unknown router %q; want auto, servemux or chi\n", f.router)
 		return exitUsage
 	}
 	if msg := contradictions(fs, f.format); msg != "" {
@@ -451,7 +459,7 @@ func replayLogs(cfg *policy.Config, logs []string, f *replayFlags, stderr io.Wri
 	if reorder == 0 {
 		reorder = -1 // as logged
 	}
-	eng, err := replay.New(cfg, replay.Options{Routes: f.routes, Compare: f.compare, Top: top, Reorder: reorder})
+	eng, err := replay.New(cfg, replay.Options{Routes: f.routes, Router: f.router, Compare: f.compare, Top: top, Reorder: reorder})
 	if err != nil {
 		return nil, in, err
 	}

@@ -67,6 +67,13 @@ func randomLog(seed uint64, n int, methods, paths []string) []logparse.Entry {
 // those it answers with a problem 400 or 403.
 func agreeWithMiddleware(t *testing.T, doc string, entries []logparse.Entry, app func(http.Handler, []string) http.Handler, pattern func(http.Handler) func(*http.Request) string) {
 	t.Helper()
+	agreeWithMiddlewareOpts(t, doc, Options{}, entries, app, pattern)
+}
+
+// agreeWithMiddlewareOpts is agreeWithMiddleware with the replay's
+// Options opts.
+func agreeWithMiddlewareOpts(t *testing.T, doc string, opts Options, entries []logparse.Entry, app func(http.Handler, []string) http.Handler, pattern func(http.Handler) func(*http.Request) string) {
+	t.Helper()
 	cfg := parse(t, doc)
 	var routes []string
 	for _, d := range cfg.Definitions {
@@ -84,7 +91,7 @@ func agreeWithMiddleware(t *testing.T, doc string, entries []logparse.Entry, app
 		router.ServeHTTP(w, httptest.NewRequest(entries[i].Method, "http://replay.invalid"+entries[i].Path, nil))
 		entries[i].Status = w.Code
 	}
-	rep := replayEntries(t, doc, Options{}, entries)
+	rep := replayEntries(t, doc, opts, entries)
 
 	sorted := slices.Clone(entries)
 	slices.SortStableFunc(sorted, func(a, b logparse.Entry) int { return a.Time.Compare(b.Time) })

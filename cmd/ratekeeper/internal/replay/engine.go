@@ -33,6 +33,13 @@ type Options struct {
 	// application's routes), besides those the policies name; they give
 	// route-keyed policies their keys.
 	Routes []string
+	// Router is the application's router, whose routing the replay
+	// reproduces: RouterServeMux, RouterChi, or "" (RouterAuto): a
+	// ServeMux when every route pattern is one, else chi. The two route
+	// some patterns apart: "/" is every path under a ServeMux and the
+	// root alone under chi, "/docs/" a subtree or one path, and a
+	// ServeMux cleans paths and routes a HEAD to a GET route.
+	Router string
 	// Compare also runs every policy's traffic through every algorithm.
 	Compare bool
 	// Top is the number of most-rejected keys reported per policy: 0
@@ -54,6 +61,13 @@ type Options struct {
 	// lines within the window cannot take all memory.
 	MaxHeld int
 }
+
+// The routers of Options.Router.
+const (
+	RouterAuto     = "auto"
+	RouterServeMux = "servemux"
+	RouterChi      = "chi"
+)
 
 // DefaultMaxHeld is the default Options.MaxHeld: about a minute of a log
 // of 17,000 requests a second, some 250 MB held.
@@ -141,7 +155,7 @@ func New(cfg *policy.Config, opts Options) (*Engine, error) {
 		routes = append(routes, d.Routes...)
 	}
 	routes = append(routes, opts.Routes...)
-	route, same, err := newRouter(routes)
+	route, same, err := newRouter(routes, opts.Router)
 	for _, re := range same {
 		e.warnings = append(e.warnings, fmt.Sprintf("%s matches the same requests as route %q, spelled another way: an application's router registers only one of the two, and a policy routed by the other never applies; the replay registers %q",
 			routeSource(cfg, re.pattern), re.reason, re.reason))
@@ -463,20 +477,33 @@ func (e *Engine) Warnings() []string { return e.warnings }
 
 // newRouter returns a function finding the path of the route pattern of a
 // request among patterns, as the application's router would, or nil when
-// there are none: a ServeMux when every pattern is a ServeMux pattern (see
-// newMux; a request it redirects is policy.MuxRedirect), else a chi router
-// (see newChi).
+// there are none: for router RouterAuto (or ""), a ServeMux when every
+// pattern is a ServeMux pattern (see newMux; a request it redirects is
+// policy.MuxRedirect), else a chi router (see newChi); for RouterServeMux
+// or RouterChi, that router, a pattern it refuses an error.
 //
 // same lists the ServeMux patterns left out for matching the same requests
 // as one registered before them, spelled another way ("GET /items/{name}"
 // after "GET /items/{id}"), each with the pattern it is in its reason.
-func newRouter(patterns []string) (find func(*http.Request) string, same []*routeError, err error) {
+func newRouter(patterns []string, router string) (find func(*http.Request) string, same []*routeError, err error) {
+	switch router {
+	case "", RouterAuto, RouterServeMux, RouterChi:
+	default:
+		return nil, nil, fmt.Errorf("replay: unknown router %q; want %s, %s or %s", router, RouterAuto, RouterServeMux, RouterChi)
+	}
 	if len(patterns) == 0 {
 		return nil, nil, nil
 	}
+	if router == RouterChi {
+		find, err := newChi(patterns)
+		return find, nil, err
+	}
 	nop := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
 	for _, p := range patterns {
-		if register(http.NewServeMux(), p, nop) != nil {
+		if err := register(http.NewServeMux(), p, nop); err != nil {
+			if router == RouterServeMux {
+				return nil, nil, err // no ServeMux pattern
+			}
 			find, err := newChi(patterns)
 			return find, nil, err
 		}
