@@ -197,7 +197,16 @@ func EscapeControls(s string) string {
 	return b.String()
 }
 
-// pct formats part/whole as a percentage with two decimals.
+// pct formats part/whole as a percentage with two decimals; a share of
+// some but not all that would round to 0.00% or 100.00% reads "<0.01%" or
+// ">99.99%": one request rejected of 20,001 is not none of them.
 func pct(part, whole int64) string {
-	return fmt.Sprintf("%.2f%%", 100*Share(part, whole))
+	s := fmt.Sprintf("%.2f%%", 100*Share(part, whole))
+	switch {
+	case part > 0 && part < whole && s == "0.00%":
+		return "<0.01%"
+	case part > 0 && part < whole && s == "100.00%":
+		return ">99.99%"
+	}
+	return s
 }
