@@ -206,10 +206,13 @@ func NewReader(r io.Reader, name string, opts Options) (*Reader, error) {
 	return &Reader{name: name, opts: opts, count: cr, br: br, gz: gz}, nil
 }
 
+// utf8BOM is the UTF-8 byte order mark, U+FEFF.
+var utf8BOM = []byte{0xef, 0xbb, 0xbf}
+
 // skipBOM skips a UTF-8 byte order mark (logs saved by some editors) at
 // the start of br, decompressed: it is no part of the first line.
 func skipBOM(br *bufio.Reader) {
-	if bom, _ := br.Peek(3); bytes.Equal(bom, []byte{0xef, 0xbb, 0xbf}) {
+	if bom, _ := br.Peek(3); bytes.Equal(bom, utf8BOM) {
 		br.Discard(3)
 	}
 }
@@ -370,6 +373,11 @@ func (r *Reader) Next() (Entry, error) {
 		r.line++
 		r.lineLen += int64(len(raw))
 		raw = bytes.TrimRight(raw, "\r\n")
+		// A UTF-8 byte order mark starting a line within the log (logs
+		// saved with one and joined end to end: cat, or gzip members
+		// one after the other) is no part of the line, as at its start
+		// (skipBOM).
+		raw = bytes.TrimPrefix(raw, utf8BOM)
 		if tooLong || len(raw) > maxLine {
 			r.malformed(raw, "line longer than 64 KiB")
 			continue
