@@ -3,6 +3,7 @@ package logparse
 import (
 	"errors"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -364,7 +365,10 @@ func quoted(s string) (string, string, error) {
 }
 
 // parseRequestLine fills e's Method, Path, Query and Proto from "GET
-// /path?q HTTP/1.1". An absolute URL loses its scheme and host.
+// /path?q HTTP/1.1". An absolute URL loses its scheme and host. A path
+// with a '%' that two hex digits do not follow is an error: the request
+// line is as the client sent it, and no server let such a request reach a
+// handler (net/http, nginx and Apache answer 400).
 func parseRequestLine(req string, e *Entry) error {
 	method, rest, ok := strings.Cut(req, " ")
 	if !ok || !isToken(method) {
@@ -377,7 +381,15 @@ func parseRequestLine(req string, e *Entry) error {
 		target, proto = rest[:i], rest[i+1:]
 	}
 	e.Method, e.Proto = method, proto
-	return setTarget(target, e)
+	if err := setTarget(target, e); err != nil {
+		return err
+	}
+	if strings.IndexByte(e.Path, '%') >= 0 {
+		if _, err := url.PathUnescape(e.Path); err != nil {
+			return errors.New("request target " + strconv.Quote(clip(target)) + " has an invalid %-escape: the server answered 400 before any handler")
+		}
+	}
+	return nil
 }
 
 func setTarget(target string, e *Entry) error {
