@@ -33,7 +33,8 @@
 // stops it: the requests in flight are finished, the file's watch closed.
 // The handler (app.Hello), the Basic-auth stand-in for sign-in
 // (app.SignedIn), the check that no argument follows the flags
-// (app.NoArgs) and listening (app.Listen) are helpers of
+// (app.NoArgs), listening (app.Listen) and the http.Server with its
+// timeouts (app.NewServer) are helpers of
 // examples/internal/app, which another module cannot import: copy them
 // with the example.
 package main
@@ -139,7 +140,9 @@ func run(ctx context.Context, ln net.Listener, path string, logger *slog.Logger)
 		}
 	}()
 
-	srv := &http.Server{Handler: s, ReadHeaderTimeout: 5 * time.Second}
+	// Timeouts bound a client that trickles its request in or leaves its
+	// connection idle: with ReadHeaderTimeout alone, both held it for ever.
+	srv := app.NewServer(s)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	logger.Info("listening", slog.String("url", "http://"+ln.Addr().String()), slog.String("config", path))

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -304,6 +305,61 @@ func TestRunShutsDown(t *testing.T) {
 		t.Error("a request after shutdown was served")
 	}
 	goleak.VerifyNone(t)
+}
+
+// TestRunClosesIdleConnections: the server run starts bounds how long a
+// connection may sit without a request, as an http.Server with its
+// ReadTimeout (or IdleTimeout) set does; with only ReadHeaderTimeout, a
+// connection kept alive after its first answer was held open for ever (a
+// client opening many holds as many of the server's file descriptors),
+// and a body trickled in was read for as long as the client kept sending.
+// The wait is the server's own timeout (seconds), bounded by wait.
+func TestRunClosesIdleConnections(t *testing.T) {
+	sample, err := os.ReadFile("ratekeeper.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "ratekeeper.yaml")
+	save(t, path, sample)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- run(ctx, ln, path, slog.New(slog.DiscardHandler)) }()
+	defer func() { cancel(); await(t, ran, "run did not return after its context was done") }()
+
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: example\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Close {
+		t.Fatalf("GET /: %d, Connection: close %v; want 200 and the connection kept alive", resp.StatusCode, resp.Close)
+	}
+	// The client now sends nothing. The read deadline is the test's
+	// bound on the server's timeout, not a timeout of the example's.
+	start := time.Now()
+	c.SetReadDeadline(start.Add(wait))
+	n, err := br.Read(make([]byte, 1))
+	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatalf("an idle connection was still open %s after its answer: the server never closes it", wait)
+	}
+	if err != io.EOF || n != 0 {
+		t.Errorf("reading an idle connection: %d bytes, %v; want io.EOF, the server closing it", n, err)
+	}
+	t.Logf("idle connection closed by the server after %s", time.Since(start).Round(time.Second))
 }
 
 // TestWarnsAboutIgnoredForwarding: a file that declares no trusted proxies,

@@ -5,7 +5,8 @@
 // those and examples/redis, the checks of the command line (NoArgs,
 // CheckAddr), listening (a port in use said so) and serving until Ctrl-C
 // or SIGTERM. examples/config uses the handler, the stand-in for
-// authentication, NoArgs and listening. Being
+// authentication, NoArgs, listening and the server with its timeouts
+// (NewServer). Being
 // internal, it cannot be imported from another module: an example copied
 // out takes the helpers it uses with it.
 package app

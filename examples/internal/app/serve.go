@@ -63,15 +63,29 @@ func Listen(addr, addrFlag string) (net.Listener, error) {
 // stops.
 const shutdownTimeout = 10 * time.Second
 
-// Serve serves h on ln until ctx is done (the examples' ctx ends on Ctrl-C
-// or SIGTERM), then logs "shutting down", stops taking requests, waits for
+// NewServer returns the examples' http.Server for h, with its timeouts
+// set: a client has 5 s to send a request's headers and 10 s to send the
+// whole request (the login key reads the form before the limit is
+// decided, its 64 KiB cap bounding its size, not its pace), and a
+// connection kept alive is closed after 10 s without a request. Without
+// ReadTimeout and IdleTimeout (ReadHeaderTimeout alone), a client
+// trickling a body in, or many connections left idle, would hold the
+// server's connections for ever.
+func NewServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		IdleTimeout:       10 * time.Second,
+	}
+}
+
+// Serve serves h on ln with a NewServer until ctx is done (the examples'
+// ctx ends on Ctrl-C or SIGTERM), then logs "shutting down", stops taking requests, waits for
 // those in flight (at most 10 s) and returns nil; or it returns the error
 // that stopped the server. ln is closed when it returns.
 func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
-	// A client that trickles its headers or its body in does not hold a
-	// connection for ever: the login key reads the form before the limit
-	// is decided, its 64 KiB cap bounding its size, not its pace.
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second}
+	srv := NewServer(h) // its timeouts bound a slow or idle client
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {
