@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -25,8 +26,8 @@ import (
 
 // readmeConfig is the README's "In code" example of its configuration
 // section, verbatim but for its last line (TestReadmeConfigCode compares the
-// two), which hands the handler to serve instead of listening on :8080.
-func readmeConfig(store algorithms.Store, mux *http.ServeMux, serve func(http.Handler) error) error {
+// two), which hands the server to serve instead of listening on :8080.
+func readmeConfig(store algorithms.Store, mux *http.ServeMux, serve func(*http.Server) error) error {
 	// README:begin
 	cfg, err := policy.Load("ratekeeper.yaml")
 	if err != nil {
@@ -61,20 +62,24 @@ func readmeConfig(store algorithms.Store, mux *http.ServeMux, serve func(http.Ha
 	}
 	defer w.Close()
 	m.SetFeedback(ctrl) // the middleware feeds it each handled request
+	srv := &http.Server{Addr: ":8080", Handler: m.Handler(mux),
+		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, // a client trickling its request in
+		IdleTimeout: 10 * time.Second} // or leaving its connection idle is cut off
 	// README:end
-	return serve(m.Handler(mux))
+	return serve(srv)
 }
 
 // TestReadmeConfigCode compiles and runs the README's configuration code as
 // a new user would copy it: the README block must be the code above plus its
-// http.ListenAndServe line. Over HTTP, the sample file's limits are in the
+// srv.ListenAndServe line, and its server (serving here on a test listener)
+// bounds a slow or idle client. Over HTTP, the sample file's limits are in the
 // headers, its route-restricted login policy applies (the pattern function
 // at work), and the metrics reach the default registerer. (Hot reload
 // itself is tested in policy/reload, on an injected clock.)
 func TestReadmeConfigCode(t *testing.T) {
 	readme := readmeGoBlock(t, "In code (what `examples/config` does)")
 	tested := markedCode(t, "readme_config_test.go")
-	want := append(slices.Clone(tested), `return http.ListenAndServe(":8080", m.Handler(mux))`)
+	want := append(slices.Clone(tested), `return srv.ListenAndServe()`)
 	if !slices.Equal(readme, want) {
 		t.Fatalf("the README's configuration code is not the code tested here:\nREADME:\n%s\ntested:\n%s",
 			strings.Join(readme, "\n"), strings.Join(want, "\n"))
@@ -112,8 +117,14 @@ func TestReadmeConfigCode(t *testing.T) {
 		resp.Body.Close()
 		return resp
 	}
-	err = readmeConfig(store, mux, func(h http.Handler) error {
-		srv := httptest.NewServer(h)
+	err = readmeConfig(store, mux, func(hs *http.Server) error {
+		if hs.ReadHeaderTimeout <= 0 || hs.ReadTimeout <= 0 || hs.IdleTimeout < 0 {
+			t.Errorf("the README's server: ReadHeaderTimeout %v, ReadTimeout %v, IdleTimeout %v; want a slow or idle client cut off",
+				hs.ReadHeaderTimeout, hs.ReadTimeout, hs.IdleTimeout)
+		}
+		srv := httptest.NewUnstartedServer(nil)
+		srv.Config = hs // the README's server, on the test's listener
+		srv.Start()
 		defer srv.Close()
 		resp := get("GET", "/", nil, srv)
 		if got, want := strings.Join(resp.Header.Values("RateLimit-Policy"), ", "),

@@ -486,3 +486,27 @@ func TestReadmeWithoutContextCost(t *testing.T) {
 		t.Errorf("the README says of WithoutContext %q; want the allocation it drops and the header values' allocation that remains", sentence)
 	}
 }
+
+// TestReadmeServersHaveTimeouts: a Go block of the README that serves does
+// so with an http.Server whose ReadHeaderTimeout and ReadTimeout are set,
+// as the quick start tells users to in production and as the examples do
+// (app.NewServer). The configuration code, "what examples/config does",
+// ended with http.ListenAndServe(":8080", ...), a server with no timeout
+// at all: a client trickling its request in or leaving its connection
+// idle held it for ever.
+func TestReadmeServersHaveTimeouts(t *testing.T) {
+	serving := 0
+	for _, b := range strings.Split(readmeText(t), "```go\n")[1:] {
+		code, _, _ := strings.Cut(b, "```")
+		if !strings.Contains(code, "ListenAndServe(") && !strings.Contains(code, ".Serve(") {
+			continue
+		}
+		serving++
+		if strings.Contains(code, "http.ListenAndServe(") || !strings.Contains(code, "ReadHeaderTimeout:") || !strings.Contains(code, "ReadTimeout:") {
+			t.Errorf("a Go block of README.md serves without an http.Server whose ReadHeaderTimeout and ReadTimeout are set:\n%s", code)
+		}
+	}
+	if serving == 0 {
+		t.Fatal("no Go block of README.md serves: the configuration code's does")
+	}
+}
