@@ -400,6 +400,50 @@ func TestReadmeNoGoRunInBackground(t *testing.T) {
 	}
 }
 
+// TestReadmeWaitsForBackgroundServer: a shell command of the README or of
+// an example's package documentation that starts a server in the
+// background is not followed at once by a request to it: the server needs
+// a moment to listen (examples/config about 0.2 to 0.4 s on a 2-CPU
+// machine), and pasted as written, the curl after it ran first, answered
+// 000 (connection refused) two times in five. A sleep, as the Redis
+// section's "sleep 1", comes between.
+func TestReadmeWaitsForBackgroundServer(t *testing.T) {
+	files := []string{"README.md"}
+	docs, err := filepath.Glob("examples/*/main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, docs...)
+	started := 0
+	for _, file := range files {
+		src, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(src)
+		if file != "README.md" {
+			text, _, _ = strings.Cut(text, "\npackage ")
+		}
+		background := "" // the command before, if it ran in the background
+		for i, l := range strings.Split(text, "\n") {
+			l = strings.TrimPrefix(l, "//\t")
+			cmd, _, _ := strings.Cut(l, " # ")
+			cmd = strings.TrimSpace(cmd)
+			if background != "" && strings.HasPrefix(cmd, "curl ") {
+				t.Errorf("%s:%d: %q comes right after %q, which starts the server in the background: it runs before the server listens (curl prints 000); wait first (sleep 1)", file, i+1, cmd, background)
+			}
+			background = ""
+			if strings.HasSuffix(cmd, "&") && !strings.HasSuffix(cmd, "&&") && !strings.HasPrefix(cmd, "redis-server ") {
+				background = cmd
+				started++
+			}
+		}
+	}
+	if started == 0 {
+		t.Fatal("no command of the README or the examples' documentation starts a server in the background: the configuration and Redis sections do")
+	}
+}
+
 // TestReadmeSnippetImportsNamed: the README names the import of every
 // package its Go snippets use (the X of each X.Name that the snippet does
 // not declare), in the text between the snippet's heading or paragraph and

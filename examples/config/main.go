@@ -8,6 +8,7 @@
 //	cp examples/config/ratekeeper.yaml /tmp/ratekeeper.yaml
 //	go build -o /tmp/rk-config ./examples/config
 //	/tmp/rk-config -config /tmp/ratekeeper.yaml &
+//	sleep 1
 //	curl -i http://127.0.0.1:8080/
 //	curl -s http://127.0.0.1:8080/metrics | grep ^ratekeeper_
 //	kill -HUP $!
