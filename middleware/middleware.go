@@ -351,11 +351,12 @@ func (m *Middleware) rematch(w http.ResponseWriter, r *http.Request, next http.H
 		}
 	}
 	if mask == 0 {
-		before := caller.Pattern
-		pass(w, caller, r, next)
 		if routedLater {
-			m.unroutedServed(r, before, set)
+			// Asked even when next panics, for a caller that recovers,
+			// as serve and routedAfter ask it.
+			defer m.unroutedServed(r, caller.Pattern, set)
 		}
+		pass(w, caller, r, next)
 		return 0, r, next, true
 	}
 	if routedLater {
