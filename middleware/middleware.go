@@ -754,6 +754,7 @@ func (m *Middleware) serveCounted(w http.ResponseWriter, caller, r *http.Request
 	if r != caller {
 		defer reqcopy.Back(caller, r)
 	}
+	res.marks |= markCounting // see refusing
 	c := &counted{m: m, r: r, res: res, taking: taking, held: held, vals: vals, h: w.Header(), shared: shared, countedOut: countedOut}
 	timing.ServeStatus(w, r, next, c.written, c.done)
 }
@@ -846,10 +847,14 @@ func (m *Middleware) giveBack(r *http.Request, res *Result, status int, taking t
 // refusing notes in the Results of the middlewares further out (in r's
 // context) that a middleware further in answers r itself: those whose
 // policies do not count the refusal give their units back as its status
-// is written (see serveCounted).
+// is written (see serveCounted). It writes only the Results of requests
+// served by serveCounted (markCounting): the others, a Result handed to
+// the shadow report among them, may be read by another goroutine.
 func refusing(r *http.Request) {
 	eachOuter(r.Context(), outerKey{}, 0, func(c *resultContext, _ time.Duration) bool {
-		c.res.marks |= markRefused
+		if c.res.marks&markCounting != 0 {
+			c.res.marks |= markRefused
+		}
 		return true
 	})
 }
@@ -962,21 +967,34 @@ func untilDeadline(ctx context.Context) (time.Duration, bool) {
 
 // shadowed reports whether the middleware is in shadow mode, in which case
 // it counts and reports the request it would have rejected, and the caller
-// lets it through. The report gets the request with its context (rc), as
-// the handler and the deny handler do: FromContext there finds res. What
-// it set on that request (a form it parsed) is given to caller even when
-// it panics, as a deny handler's is (see refuse); when it returns, pass
-// gives it again after next, which is handed the same request.
+// lets it through. The report gets a copy of the request next is then
+// handed, with its context (rc), as the handler and the deny handler do:
+// FromContext there finds res (see reportShadow).
 func (m *Middleware) shadowed(caller, r *http.Request, rc *resultContext, res *Result) bool {
 	if !m.shadow {
 		return false
 	}
 	m.stats.shadowDenied.Add(1)
 	if m.onShadow != nil {
-		defer answered(caller, r, rc)
-		m.onShadow(rc.request(r), res)
+		m.reportShadow(caller, rc.request(r), res)
 	}
 	return true
+}
+
+// reportShadow hands the shadow report res and a copy of c, the request
+// next is then handed, a request of its own: the report may hand it to
+// another goroutine (a batching logger), and the router in next writes
+// the request it serves (its pattern and path values) while that goroutine
+// reads the report's. It allocates that copy, for a request reported only.
+// What the report set on it (a form it parsed) is given to c, for next,
+// and to caller even when it panics, as a deny handler's is (see refuse);
+// when it returns, pass gives it again after next.
+func (m *Middleware) reportShadow(caller, c *http.Request, res *Result) {
+	rep := new(http.Request)
+	*rep = *c
+	defer reqcopy.Back(caller, rep)
+	m.onShadow(rep, res)
+	reqcopy.Forms(c, rep)
 }
 
 // take decides res with the store, the breaker and the fallback.
@@ -1501,8 +1519,8 @@ func (rc *resultContext) init(r *http.Request, room resultroom.Room) {
 // held in rc: the inlined WithContext's new Request does not escape, so
 // only rc is allocated. Without context (rc is nil) it returns r. It is
 // built once: a later call (the handler after the shadow report) returns
-// the same request unwritten, since the report may have handed it to
-// another goroutine.
+// the same request, with the forms the report parsed on its copy of it
+// (see reportShadow).
 func (rc *resultContext) request(r *http.Request) *http.Request {
 	if rc == nil {
 		return r
@@ -1542,8 +1560,7 @@ func refuse(caller, r *http.Request, rc *resultContext, answer func(c *http.Requ
 }
 
 // answered gives caller what the deny or reject handler that answered r
-// in place of next set on the request it was handed (see refuse), or the
-// shadow report (see shadowed).
+// in place of next set on the request it was handed (see refuse).
 func answered(caller, r *http.Request, rc *resultContext) {
 	reqcopy.Back(caller, rc.request(r))
 }

@@ -320,8 +320,10 @@ func WithSkip(skip func(*http.Request) bool) Option {
 // holds a request: it answers no 429, 400, 403 or 503 of its own, and its
 // handler answers every request it evaluates. Each request it would have
 // rejected is counted as shadow-denied and passed to report (which may be
-// nil; it must be safe for concurrent use), with the request the handler
-// then gets:
+// nil; it must be safe for concurrent use), with a copy of the request the
+// handler then gets (its context holds the Result; a form report parses
+// on it is the handler's too), which report may keep or hand to another
+// goroutine: nothing writes it once report returns:
 //   - one a policy denied, found no key for, or could not charge its cost;
 //   - one the store failed to decide under [FailClosed]: shadow mode tries
 //     the failure mode too, and a 503 during an outage is the refusal it

@@ -52,8 +52,8 @@ type Result struct {
 	// profile's values left as an outer middleware wrote them). A byte
 	// beside the bools, where it takes no room of its own.
 	wrote uint8
-	// marks holds markRefused, markStoreFailed and markMost. A byte beside
-	// wrote.
+	// marks holds markRefused, markStoreFailed, markMost and
+	// markCounting. A byte beside wrote.
 	marks uint8
 	// outerWait is the wait of the middlewares further out (see
 	// outerWait) for a denied request, in whole seconds, rounded up (at
@@ -68,7 +68,7 @@ type Result struct {
 // The bits of Result.marks.
 const (
 	// markRefused is set by a middleware further in that answers the
-	// request itself (see refusing).
+	// request itself (see refusing), on a Result marked markCounting.
 	markRefused uint8 = 1 << iota
 	// markStoreFailed is set when the middleware counts a failure of its
 	// store call for the request (see StoreFailed).
@@ -78,6 +78,11 @@ const (
 	// own or that of the middleware further out whose profile it writes
 	// in): a middleware further in reads it as the profile.
 	markMost
+	// markCounting is set on the Result of a request served by
+	// serveCounted, the only one markRefused is read on, before it is
+	// passed on: refusing writes no other Result, which a goroutine of
+	// the shadow report or of a handler may be reading.
+	markCounting
 )
 
 // StoreFailed reports whether the middleware counted the store call that
