@@ -279,12 +279,14 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 	}
 	set := m.set.Load() // one immutable snapshot for the whole request
 	caller := r         // what next sets on the request passed on is given to it (see pass)
-	if !m.noContext {
-		// next is handed a copy: it sees the trailers of a chunked
-		// body as next would see them on r.
+	mask, unrouted := set.MatchRoute(r)
+	if !m.noContext && (mask != 0 || unrouted) {
+		// next is handed a copy (one marked unrouted, or under the
+		// decision's context): it sees the trailers of a chunked body
+		// as next would see them on r. A request passed on as it came
+		// is left as it is.
 		reqcopy.Trailer(r)
 	}
-	mask, unrouted := set.MatchRoute(r)
 	if unrouted {
 		var routedLater bool
 		if r, routedLater = m.noteUnrouted(r, set); routedLater {
