@@ -23,7 +23,8 @@ import (
 // MultipartForm) where r has none (net/http then removes the files of
 // r's MultipartForm after its handler, and a caller reads them as it
 // would on the handler's own request), and the pattern and path values a
-// router (http.ServeMux, chi) matched on c, when it changed the pattern.
+// router (http.ServeMux, chi) matched on c, when it changed the pattern:
+// the values of r's pattern that c no longer has go with it.
 // It compares a few fields, and allocates nothing unless a path value is
 // given to an r no router served, by SetPathValue (a map of r's own).
 // One a router served, or whose caller set path values by hand
@@ -43,6 +44,12 @@ func Back(r, c *http.Request) {
 	wildcards(p, func(name string) {
 		differs = differs || c.PathValue(name) != r.PathValue(name)
 		own = own || r.PathValue(name) != ""
+	})
+	// The values of r's own pattern that c lacks (a router in next
+	// matched a pattern without them, or none: a 404) are gone from c,
+	// as from r had the router served it.
+	wildcards(r.Pattern, func(name string) {
+		differs = differs || c.PathValue(name) != r.PathValue(name)
 	})
 	if !differs {
 		r.Pattern = p
