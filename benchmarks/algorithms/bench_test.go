@@ -2,6 +2,7 @@ package algorithms_test
 
 import (
 	"context"
+	"math"
 	"runtime"
 	"strconv"
 	"sync"
@@ -71,26 +72,48 @@ func newStoreDecider(b *testing.B, k algorithms.Kind, fixed bool) decider {
 	return &storeDecider{s, algorithms.Check{Spec: benchSpec(k)}}
 }
 
-// httprateDecider is httprate's decision: read both windows' counts, weigh
-// them, and count the request when it is under the limit.
+// httprateDecider is httprate's decision as its middleware makes it
+// (RateLimiter.OnLimit, without the headers): under the limiter's mutex,
+// read both windows' counts and weigh them (Status, calculateRate's clock
+// read), and count the request, in the window read from the clock before
+// (OnLimit's own clock read), when it is under the limit.
+//
+// The counter is httprate's in-memory one passed in with WithLimitCounter,
+// so that the limiter's windows start on the wall clock's grid and this
+// decider can name the window it counts in: with the counter the limiter
+// makes itself (LimitByIP's), windows start at an unexported offset (its
+// start instant), and a request counted at the wall-clock window lands
+// where Status never reads, so that every Status call finds both windows
+// empty without looking a key up (TestHttprateDeciderCountsWhereItReads).
+// The offset only moves the grid: the same arithmetic either way.
 type httprateDecider struct {
 	rl     *httprate.RateLimiter
 	window time.Duration
+	mu     sync.Mutex // OnLimit's l.mu (unexported), held as it holds it
 }
 
-func (d httprateDecider) allow(key string) bool {
-	ok, _, err := d.rl.Status(key)
+func (d *httprateDecider) allow(key string) bool {
+	window := time.Now().UTC().Truncate(d.window)
+	d.mu.Lock()
+	_, rate, err := d.rl.Status(key)
 	if err != nil {
+		d.mu.Unlock()
 		return false
 	}
-	if !ok {
-		return true
+	if int(math.Round(rate))+1 > benchLimit {
+		d.mu.Unlock()
+		return true // denied: nothing counted
 	}
-	return d.rl.Counter().IncrementBy(key, time.Now().UTC().Truncate(d.window), 1) == nil
+	err = d.rl.Counter().IncrementBy(key, window, 1)
+	d.mu.Unlock()
+	return err == nil
 }
 
 func newHttprate() decider {
-	return httprateDecider{httprate.NewRateLimiter(benchLimit, time.Hour), time.Hour}
+	return &httprateDecider{
+		rl:     httprate.NewRateLimiter(benchLimit, time.Hour, httprate.WithLimitCounter(httprate.NewLocalLimitCounter(time.Hour))),
+		window: time.Hour,
+	}
 }
 
 // xrateMap is a map of x/time/rate limiters behind a sync.Map, the fastest
