@@ -118,7 +118,7 @@ func reportCPU(b *testing.B, cpu0 time.Duration, ok bool) {
 	}
 }
 
-func benchMiddleware(b *testing.B, n int, opts ...middleware.Option) http.Handler {
+func benchMiddleware(b testing.TB, n int, opts ...middleware.Option) http.Handler {
 	b.Helper()
 	return benchMiddlewareOf(b, n, opts...).Handler(benchHandler)
 }
@@ -137,7 +137,7 @@ func benchLowered(b *testing.B, n int, opts ...middleware.Option) http.Handler {
 	return m.Handler(benchHandler)
 }
 
-func benchMiddlewareOf(b *testing.B, n int, opts ...middleware.Option) *middleware.Middleware {
+func benchMiddlewareOf(b testing.TB, n int, opts ...middleware.Option) *middleware.Middleware {
 	b.Helper()
 	store, err := algorithms.NewMemoryStore()
 	if err != nil {
@@ -145,7 +145,10 @@ func benchMiddlewareOf(b *testing.B, n int, opts ...middleware.Option) *middlewa
 	}
 	b.Cleanup(func() { store.Close() })
 	ip := keyfunc.Must(keyfunc.IP())
-	windows := []time.Duration{time.Second, time.Minute, time.Hour, 24 * time.Hour}
+	// The first policy's quota is the peers' (MaxLimit per peerWindow, a
+	// minute), so that one policy does the job each peer does; the others
+	// stack a second, an hour and a day on it.
+	windows := []time.Duration{peerWindow, time.Second, time.Hour, 24 * time.Hour}
 	var ps []*policy.Policy
 	for i := range n {
 		ps = append(ps, policy.Must(policy.Per("p"+strconv.Itoa(i), algorithms.MaxLimit, windows[i], ip)))
@@ -173,7 +176,7 @@ func BenchmarkMiddlewareRecorder(b *testing.B) { benchVariants(b, benchServeReco
 func benchVariants(b *testing.B, serve func(*testing.B, http.Handler)) {
 	b.Run("bare", func(b *testing.B) { serve(b, benchHandler) })
 	b.Run("httprate", func(b *testing.B) {
-		serve(b, httprateByIP(algorithms.MaxLimit, time.Minute)(benchHandler))
+		serve(b, httprateByIP(algorithms.MaxLimit, peerWindow)(benchHandler))
 	})
 	b.Run("throttled", func(b *testing.B) { serve(b, throttledByIP(b)(benchHandler)) })
 	b.Run("go-limiter", func(b *testing.B) { serve(b, goLimiterByIP(b)(benchHandler)) })
@@ -221,7 +224,7 @@ func BenchmarkMiddlewareParallel(b *testing.B) {
 			}
 		})
 	}
-	b.Run("httprate", func(b *testing.B) { run(b, httprateByIP(algorithms.MaxLimit, time.Minute)(benchHandler)) })
+	b.Run("httprate", func(b *testing.B) { run(b, httprateByIP(algorithms.MaxLimit, peerWindow)(benchHandler)) })
 	b.Run("policies=1", func(b *testing.B) { run(b, benchMiddleware(b, 1)) })
 	b.Run("policies=1/context=off", func(b *testing.B) { run(b, benchMiddleware(b, 1, middleware.WithoutContext())) })
 }

@@ -18,6 +18,10 @@ import (
 	"github.com/ratekeeper/ratekeeper/algorithms"
 )
 
+// peerWindow is the window of every peer's quota (algorithms.MaxLimit
+// requests per peerWindow), as of the one-policy middleware's policy.
+const peerWindow = time.Minute
+
 // The peer middlewares the issue names besides httprate, each keyed by the
 // client IP from RemoteAddr, in memory, with a limit far above the run (so
 // every request is allowed), as each one's documentation sets it up.
@@ -30,7 +34,7 @@ func throttledByIP(b *testing.B) func(http.Handler) http.Handler {
 		b.Fatal(err)
 	}
 	rl, err := throttled.NewGCRARateLimiterCtx(st, throttled.RateQuota{
-		MaxRate:  throttled.PerDuration(algorithms.MaxLimit, time.Minute),
+		MaxRate:  throttled.PerDuration(algorithms.MaxLimit, peerWindow),
 		MaxBurst: algorithms.MaxLimit - 1,
 	})
 	if err != nil {
@@ -43,7 +47,7 @@ func throttledByIP(b *testing.B) func(http.Handler) http.Handler {
 // goLimiterByIP is sethvargo/go-limiter's httplimit middleware over its
 // memorystore, keyed by the RemoteAddr IP.
 func goLimiterByIP(b *testing.B) func(http.Handler) http.Handler {
-	st, err := memorystore.New(&memorystore.Config{Tokens: algorithms.MaxLimit, Interval: time.Minute})
+	st, err := memorystore.New(&memorystore.Config{Tokens: algorithms.MaxLimit, Interval: peerWindow})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -57,12 +61,14 @@ func goLimiterByIP(b *testing.B) func(http.Handler) http.Handler {
 
 // ululeByIP is ulule/limiter's stdlib middleware over its memory store.
 func ululeByIP() func(http.Handler) http.Handler {
-	l := ulule.New(ulmemory.NewStore(), ulule.Rate{Period: time.Minute, Limit: algorithms.MaxLimit})
+	l := ulule.New(ulmemory.NewStore(), ulule.Rate{Period: peerWindow, Limit: algorithms.MaxLimit})
 	return stdlib.NewMiddleware(l).Handler
 }
 
 // tollboothByIP is tollbooth's LimitHandler (x/time/rate token buckets in
-// an expirable cache), looking the IP up in RemoteAddr only.
+// an expirable cache), looking the IP up in RemoteAddr only. tollbooth
+// takes a rate per second only: MaxLimit per second, far above the run as
+// the others' quotas are.
 func tollboothByIP() func(http.Handler) http.Handler {
 	lmt := tollbooth.NewLimiter(float64(algorithms.MaxLimit), nil)
 	lmt.SetIPLookups([]string{"RemoteAddr"})
