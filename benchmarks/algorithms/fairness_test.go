@@ -1,6 +1,7 @@
 package algorithms_test
 
 import (
+	"hash/maphash"
 	"testing"
 )
 
@@ -26,5 +27,42 @@ func TestHttprateDeciderCountsWhereItReads(t *testing.T) {
 	// is between n-1 and n (rounded, as OnLimit rounds it).
 	if rate < n-1 || rate > n {
 		t.Fatalf("after %d admitted requests httprate's Status reads rate %v; want %d (the decider counts where the limiter does not read)", n, rate, n)
+	}
+}
+
+// keyKeeper keeps every key it is asked about, as a peer whose table holds
+// the caller's key string does (x/time/rate's map, throttled, go-limiter,
+// ulule), in a slice sized in advance (16 bytes of string header a key).
+type keyKeeper struct{ ks []string }
+
+func (k *keyKeeper) allow(key string) bool { k.ks = append(k.ks, key); return true }
+
+// keyHasher keeps a hash of every key (8 bytes a key, in a slice sized in
+// advance), as httprate's counter and the MemoryStore do.
+type keyHasher struct{ hs []uint64 }
+
+func (k *keyHasher) allow(key string) bool {
+	k.hs = append(k.hs, maphash.String(hashSeed, key))
+	return true
+}
+
+var hashSeed = maphash.MakeSeed()
+
+// TestHeapPerKeyCountsRetainedKeys checks that BenchmarkMemoryPerKey's
+// method counts the key strings a limiter keeps: in a server each key is
+// made for its request, so a limiter that keeps it keeps its bytes alive,
+// and one that keeps a hash of it does not.
+func TestHeapPerKeyCountsRetainedKeys(t *testing.T) {
+	ks := keys(100_000)
+	perKey, _ := heapPerKey(ks, func() decider { return &keyKeeper{ks: make([]string, 0, len(ks))} }, func() {}, func() {})
+	// 16 bytes of header plus the key's own bytes (at least 12, in a size
+	// class of at least 16).
+	if perKey < 16+12 {
+		t.Fatalf("heap per key of a limiter keeping each key = %.1f B; want at least %d: the key's bytes are not counted", perKey, 16+12)
+	}
+	// And the keys a limiter does not keep are not charged to it.
+	perKey, _ = heapPerKey(ks, func() decider { return &keyHasher{hs: make([]uint64, 0, len(ks))} }, func() {}, func() {})
+	if perKey > 12 {
+		t.Fatalf("heap per key of a limiter keeping a hash of each key = %.1f B; want about 8: keys it dropped are counted", perKey)
 	}
 }
