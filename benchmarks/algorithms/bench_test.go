@@ -20,7 +20,12 @@ import (
 // The benchmarks decide one unit per operation on a limit far above what a
 // run consumes (the work of an admitted request), either with a frozen clock
 // ("fixed") — the decision alone, like x/time/rate's BenchmarkAllowN — or
-// through the store's system clock ("clock") — what a user pays. The peers
+// through the store's system clock ("clock") — what a user pays. The
+// exception is sliding_log, bounded at a limit of 100 per millisecond: with
+// a fixed now its clock steps by a hundredth of the window at each reading
+// (every decision admitted on a full log, see newStoreDecider); through the
+// clock its log is full after the first 100 decisions of each millisecond,
+// so that nearly all of its "clock" decisions are denials. The peers
 // run the same workloads in the same run: httprate's in-memory counter (the
 // sliding window counter behind httprate.LimitByIP) and x/time/rate's token
 // bucket in a map of limiters.
@@ -36,7 +41,7 @@ func benchSpec(k algorithms.Kind) algorithms.Spec {
 		s.MaxDelay = time.Second
 	case algorithms.SlidingLog:
 		// The log keeps one entry per accepted instant: bound it as a real
-		// sliding_log policy would be (limit 100), refilled by a short window.
+		// sliding_log policy would be (limit 100), with a short window.
 		s.Limit, s.Window = 100, time.Millisecond
 	}
 	return s
@@ -60,11 +65,24 @@ func (d *storeDecider) allow(key string) bool {
 	return err == nil
 }
 
-func newStoreDecider(b *testing.B, k algorithms.Kind, fixed bool) decider {
+func newStoreDecider(b testing.TB, k algorithms.Kind, fixed bool) decider {
 	var opts []algorithms.MemoryOption
 	if fixed {
 		now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-		opts = append(opts, algorithms.WithClock(algorithms.ClockFunc(func() time.Time { return now })))
+		clock := func() time.Time { return now }
+		if s := benchSpec(k); k == algorithms.SlidingLog {
+			// A log at its limit of 100 admits nothing more at one instant:
+			// at a frozen now every decision after the 100th would be a
+			// denial (a read-only view, cheaper than a count). Each reading
+			// steps by Window/Limit and a nanosecond instead (an instant
+			// counts for the whole window, its end included), so that every
+			// decision is admitted on a full log: one instant pruned, one
+			// logged. The "fixed" cases run on one goroutine: a plain
+			// variable.
+			step := s.Window/time.Duration(s.Limit) + time.Nanosecond
+			clock = func() time.Time { now = now.Add(step); return now }
+		}
+		opts = append(opts, algorithms.WithClock(algorithms.ClockFunc(clock)))
 	}
 	s, err := algorithms.NewMemoryStore(opts...)
 	if err != nil {

@@ -1,8 +1,11 @@
 package algorithms_test
 
 import (
+	"context"
 	"hash/maphash"
 	"testing"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
 )
 
 // TestHttprateDeciderCountsWhereItReads checks that the httprate decider
@@ -64,5 +67,31 @@ func TestHeapPerKeyCountsRetainedKeys(t *testing.T) {
 	perKey, _ = heapPerKey(ks, func() decider { return &keyHasher{hs: make([]uint64, 0, len(ks))} }, func() {}, func() {})
 	if perKey > 12 {
 		t.Fatalf("heap per key of a limiter keeping a hash of each key = %.1f B; want about 8: keys it dropped are counted", perKey)
+	}
+}
+
+// TestFixedHotKeyAdmitsEveryDecision checks the premise of the hot-key
+// benchmarks with a fixed now: every decision is an admitted request's
+// work (the bookkeeping of a count), for every kind, so that no kind is
+// measured on a denial's cheaper, read-only path.
+func TestFixedHotKeyAdmitsEveryDecision(t *testing.T) {
+	for _, k := range algorithms.Kinds {
+		d := newStoreDecider(t, k, true).(*storeDecider)
+		c := d.check
+		c.Key = "203.0.113.7"
+		for i := range 1000 {
+			dec, err := d.s.TakeOne(context.Background(), c)
+			if err != nil {
+				t.Fatalf("%s: decision %d: %v", k, i+1, err)
+			}
+			if !dec.Allowed {
+				t.Fatalf("%s: decision %d denied (Remaining %d, RetryAfter %v): the benchmark measures a denial", k, i+1, dec.Remaining, dec.RetryAfter)
+			}
+			// sliding_log is measured at its limit: a full log, one instant
+			// pruned for each one logged.
+			if k == algorithms.SlidingLog && i >= 100 && dec.Remaining != 0 {
+				t.Fatalf("%s: decision %d left Remaining %d; want 0 (a full log)", k, i+1, dec.Remaining)
+			}
+		}
 	}
 }
