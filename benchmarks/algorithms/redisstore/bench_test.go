@@ -145,8 +145,9 @@ func BenchmarkFloorEvalSha(b *testing.B) {
 }
 
 // BenchmarkTake is Take with 1 and 4 checks, on the server's clock, serial
-// and parallel (16 goroutines' worth of connections on one key: the checks
-// of one client contend in Redis, which runs scripts one at a time).
+// and parallel (RunParallel's default: one goroutine per CPU, on the
+// client's pool of 16 connections, all on one key: the checks of one client
+// contend in Redis, which runs scripts one at a time).
 func BenchmarkTake(b *testing.B) {
 	c := benchClient(b)
 	ctx := context.Background()
@@ -200,9 +201,10 @@ func BenchmarkUlule(b *testing.B) {
 
 // BenchmarkThrottled is throttled's GCRA over its go-redis v9 store on the
 // same server: a GET with the server's TIME, then a compare-and-swap script
-// (two round trips per call), never reached. Serial only: from 16
-// goroutines on one key its compare-and-swap loses races and calls fail
-// ("Failed to store updated rate limit data ... after 10 attempts").
+// (two round trips per call), never reached. Serial only: in parallel on
+// one key its compare-and-swap loses races, and a call that loses ten in a
+// row fails ("Failed to store updated rate limit data ... after 10
+// attempts").
 func BenchmarkThrottled(b *testing.B) {
 	c := benchClient(b)
 	ctx := context.Background()
