@@ -38,7 +38,11 @@ func benchSpec(k algorithms.Kind) algorithms.Spec {
 	case algorithms.SlidingBuckets:
 		s.Buckets = 60
 	case algorithms.LeakyQueue:
-		s.MaxDelay = time.Second
+		// Its queue holds MaxDelay·Limit/Window requests: half an hour's
+		// worth, 5·10^8, outlasts a run on one key (a second's, 277,778,
+		// was full within the first tens of milliseconds, after which
+		// every decision was a denial).
+		s.MaxDelay = 30 * time.Minute
 	case algorithms.SlidingLog:
 		// The log keeps one entry per accepted instant: bound it as a real
 		// sliding_log policy would be (limit 100), with a short window.
