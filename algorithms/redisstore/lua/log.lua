@@ -6,13 +6,25 @@
 -- non-decreasing order of instant, because a request is decided no earlier
 -- than the newest event (the store's "late" rule), so the list is sorted.
 -- The list is read lazily in chunks, so a decision reads only the events it
--- needs: the newest, the ones leaving the window, and for a wait the oldest
--- ones until enough units have left.
+-- needs: the newest, the ones leaving the window (none when the newest
+-- leaves too), and for a wait the oldest ones until enough units have left.
 
 local logKind_
 local function logKind()
   if logKind_ then return logKind_ end
   local ANCIENT = -4503599627370496 -- -2^52: before any window that matters
+
+  -- parseEvent returns the instant (relative to the call's) and the units
+  -- of item, an event of the list at S.lkey; an item the store did not
+  -- write fails the call.
+  local function parseEvent(S, item)
+    local s, ns, n = match(item, '^(%-?%d+) (%d+) (%d+)$')
+    if not s then foreign(S.lkey) end -- not an event the store wrote
+    s, ns, n = tonumber(s), tonumber(ns), tonumber(n)
+    if ns >= G or n < 1 or n >= T52 then foreign(S.lkey) end -- nor this
+    if far(s) then return ANCIENT, n end
+    return rel(s, ns), n
+  end
 
   local function logEvent(S, i)
     if i > S.len then
@@ -23,12 +35,7 @@ local function logKind()
       local from = i - 1
       local items = call('LRANGE', S.lkey, from, from + 31)
       for j, item in ipairs(items) do
-        local s, ns, n = match(item, '^(%-?%d+) (%d+) (%d+)$')
-        if not s then foreign(S.lkey) end -- not an event the store wrote
-        s, ns, n = tonumber(s), tonumber(ns), tonumber(n)
-        if ns >= G or n < 1 or n >= T52 then foreign(S.lkey) end -- nor this
-        local t = ANCIENT
-        if not far(s) then t = rel(s, ns) end
+        local t, n = parseEvent(S, item)
         S.cache[from + j] = {t = t, n = n}
       end
       e = S.cache[i]
@@ -127,17 +134,67 @@ local function logKind()
   end
 
   -- pruneLog forgets the events no longer in the window at tl (ts < tl-W).
+  --
+  -- Its work is bounded by what it forgets, and small per event: a log
+  -- may hold up to Limit (10^9) events, and a script call blocks Redis.
+  -- When the list's newest event has left the window, every event of the
+  -- list has (the list is in order of instant): their units are the
+  -- total's but for the events appended in this call, and none is read.
+  -- Otherwise it reads the events leaving in chunks growing to 1024 items
+  -- (one LRANGE each), keeping no table for an event it forgets; the
+  -- first one left in the window is kept, as logEvent keeps it.
   local function pruneLog(P, S, tl)
-    local c = logCount(S)
-    while S.head <= c and S.head <= S.len do
-      local e = logEvent(S, S.head)
-      if e.t >= tl - P.W then break end
-      -- The total counts every event of the list: one it is short of is
-      -- not the store's (and would leave the total negative).
-      if e.n > S.sum then foreign(S.key) end
-      S.sum = S.sum - e.n
-      S.head = S.head + 1
+    if S.head > S.len then return end
+    local bound = tl - P.W
+    local last = logEvent(S, S.len)
+    if last.t < bound then
+      local appended = 0
+      for _, e in ipairs(S.app) do appended = appended + e.n end
+      local units = S.sum - appended
+      -- The total counts every event of the list, each of at least one
+      -- unit (and the newest's units, read): one it is short of is not
+      -- the store's (and would leave the total negative).
+      if last.n > units or units < S.len - S.head + 1 then foreign(S.key) end
+      S.sum = appended
+      S.head = S.len + 1
       S.dirty = true
+      return
+    end
+    -- The newest event stays: the loop ends at it at the latest.
+    local chunk = 32
+    while true do
+      local e = S.cache[S.head]
+      if e then
+        if S.head == S.len and S.merge > 0 then e = logEvent(S, S.head) end
+        if e.t >= bound then return end
+        -- The total counts every event of the list: one it is short of
+        -- is not the store's (and would leave the total negative).
+        if e.n > S.sum then foreign(S.key) end
+        S.sum = S.sum - e.n
+        S.head = S.head + 1
+        S.dirty = true
+      else
+        local from = S.head - 1
+        local items = call('LRANGE', S.lkey, from, from + chunk - 1)
+        if #items == 0 then return end
+        chunk = math.min(2 * chunk, 1024)
+        for j, item in ipairs(items) do
+          local i = from + j
+          if S.cache[i] then break end -- read before: the loop above decides
+          local t, n = parseEvent(S, item)
+          if t >= bound then
+            -- The first event left: kept for the decision, as logEvent
+            -- keeps what it reads.
+            S.cache[i] = {t = t, n = n}
+            break
+          end
+          if i == S.len then n = n + S.merge end
+          if n > S.sum then foreign(S.key) end
+          S.sum = S.sum - n
+          S.head = i + 1
+          S.dirty = true
+        end
+      end
     end
   end
 

@@ -1,0 +1,178 @@
+package redisstore_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore/redistest"
+)
+
+// TestSlidingLogPruneWorkIsBounded: a sliding_log may hold up to Limit
+// (10^9) events, and a Take's script blocks Redis while it runs. Pruning
+// read every event leaving the window in chunks of 32 items (an LRANGE
+// each) and made a table of each: on a log of 10^6 events one Take
+// pruning half of them blocked Redis 4.3 s (Redis answers BUSY to every
+// other client past lua-time-limit, 5 s). Now a Take that finds the
+// newest event gone from the window too drops the whole list without
+// reading it (the total is every unit but those it appends), and one
+// that prunes part of it reads the events leaving in chunks growing to
+// 1024 items. On logs of N events written as the store writes them (the
+// same events the memory store is given), each Take, Peek and the Takes
+// after it are decided as the memory store decides them, and the
+// LRANGEs of the pruning Take are counted (a deterministic measure of
+// its work, unlike its time on a loaded machine).
+func TestSlidingLogPruneWorkIsBounded(t *testing.T) {
+	const n = 60_000 // events, one per millisecond, of cost 1, 2 or 3
+	srv := redistest.New(t)
+	client := redis.NewClient(&redis.Options{Addr: srv.Addr, ReadTimeout: time.Minute})
+	defer client.Close()
+	ctx := context.Background()
+	t0 := time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
+	spec := algorithms.Spec{Algorithm: algorithms.SlidingLog, Limit: algorithms.MaxLimit, Window: time.Hour}
+	for _, tc := range []struct {
+		name   string
+		at     time.Duration // the pruning Take's instant after t0
+		cost   int64         // its cost
+		pruned int           // the events it prunes
+		max    int64         // the most LRANGEs it may send
+	}{
+		// Every event leaves: none is read but the newest (one LRANGE).
+		{"whole", time.Hour + n*time.Millisecond, 1, n, 1},
+		// Half leave: about n/2/1024 chunks, and the newest's and the
+		// first kept one's (32 items each).
+		{"half", time.Hour + n/2*time.Millisecond, 1, n / 2, n/2/1024 + 8},
+		// Half leave and a Take denied: waits read the events they need.
+		{"half-denied", time.Hour + n/2*time.Millisecond + time.Millisecond/2, algorithms.MaxLimit - n/4, n/2 + 1, n/2/1024 + 8 + n/32},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := &manualClock{t: t0}
+			mem, err := algorithms.NewMemoryStore(algorithms.WithClock(clk))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer mem.Close()
+			prefix := uniquePrefix(t)
+			rs, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithPrefix(prefix), redisstore.WithTimeout(0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rs.Close()
+			c := algorithms.Check{Spec: spec, Key: "k"}
+			warmUp(t, client, c)
+			keys := redisKeys(prefix, c)
+			var items []any
+			total := 0
+			flush := func() {
+				if err := client.RPush(ctx, keys[1], items...).Err(); err != nil {
+					t.Fatal(err)
+				}
+				items = items[:0]
+			}
+			for i := range n {
+				at := t0.Add(time.Duration(i) * time.Millisecond)
+				clk.t = at
+				cost := 1 + i%3
+				c := c
+				c.Cost = int64(cost)
+				if d, err := mem.Take(ctx, c); err != nil || !d[0].Allowed {
+					t.Fatalf("memory store, event %d: %+v, %v", i, d, err)
+				}
+				items = append(items, fmt.Sprintf("%d %d %d", at.Unix(), at.Nanosecond(), cost))
+				total += cost
+				if len(items) == 4096 {
+					flush()
+				}
+			}
+			flush()
+			if err := client.Set(ctx, keys[0], strconv.Itoa(total), 3*time.Hour).Err(); err != nil {
+				t.Fatal(err)
+			}
+			client.Expire(ctx, keys[1], 3*time.Hour)
+
+			clk.t = t0.Add(tc.at)
+			big := c
+			big.Cost = tc.cost
+			var peekMem, peekRedis [1]algorithms.Decision
+			if err := mem.Peek(ctx, peekMem[:], []algorithms.Check{big}); err != nil {
+				t.Fatal(err)
+			}
+			if err := rs.Peek(ctx, peekRedis[:], []algorithms.Check{big}); err != nil {
+				t.Fatal(err)
+			}
+			if peekRedis != peekMem {
+				t.Fatalf("Peek at t0+%v = %+v, want %+v (memory store)", tc.at, peekRedis[0], peekMem[0])
+			}
+			if err := client.ConfigResetStat(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+			got, err := rs.Take(ctx, big)
+			if err != nil {
+				t.Fatal(err)
+			}
+			calls := commandCalls(t, client)
+			want, err := mem.Take(ctx, big)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got[0] != want[0] {
+				t.Fatalf("Take of cost %d at t0+%v (pruning %d events) = %+v, want %+v (memory store)", tc.cost, tc.at, tc.pruned, got[0], want[0])
+			}
+			t.Logf("pruning %d of %d events: %d LRANGEs, Redis busy %s", tc.pruned, n, calls["lrange"], scriptTime(t, client))
+			if calls["lrange"] > tc.max {
+				t.Errorf("a Take pruning %d of %d events sent %d LRANGEs, want at most %d (commands %v)", tc.pruned, n, calls["lrange"], tc.max, calls)
+			}
+			// The state left decides as the memory store's: Takes at
+			// instants that prune more, then none.
+			for _, step := range []time.Duration{0, time.Millisecond, 10 * time.Second, time.Hour} {
+				clk.t = clk.t.Add(step)
+				for _, cost := range []int64{1, 1000, algorithms.MaxLimit / 2} {
+					c := c
+					c.Cost = cost
+					got, err := rs.Take(ctx, c)
+					if err != nil {
+						t.Fatal(err)
+					}
+					want, err := mem.Take(ctx, c)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got[0] != want[0] {
+						t.Fatalf("then Take of cost %d at t0+%v = %+v, want %+v (memory store)", cost, clk.t.Sub(t0), got[0], want[0])
+					}
+				}
+			}
+		})
+	}
+}
+
+// scriptTime returns the time Redis spent in scripts and functions since
+// its statistics were last reset, from INFO commandstats.
+func scriptTime(t *testing.T, c *redis.Client) time.Duration {
+	t.Helper()
+	info, err := c.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var usec int64
+	for line := range strings.Lines(info) {
+		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok || !(strings.Contains(name, "fcall") || strings.Contains(name, "eval")) {
+			continue
+		}
+		for f := range strings.SplitSeq(rest, ",") {
+			if v, ok := strings.CutPrefix(f, "usec="); ok {
+				u, _ := strconv.ParseInt(v, 10, 64)
+				usec += u
+			}
+		}
+	}
+	return time.Duration(usec) * time.Microsecond
+}
