@@ -3,6 +3,7 @@ package redisstore
 import (
 	"fmt"
 	"hash/maphash"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -149,7 +150,7 @@ func (c *denyCache) answer(dst []algorithms.Decision, checks []algorithms.Check,
 	// (see algorithms.Decision.RetryAfter), longer than the key's cached
 	// decision alone says. Redis decides. (Found before the lock, which
 	// every Take of the process waits for.)
-	if anyTwice(checks) {
+	if c.anyTwice(checks) {
 		return false
 	}
 	c.mu.Lock()
@@ -210,9 +211,17 @@ func (c *denyCache) answer(dst []algorithms.Decision, checks []algorithms.Check,
 // seconds: TestReview3DenyCacheManyChecksLinear).
 const pairwiseChecks = 8
 
+// hashedChecks bounds the checks anyTwice looks through without a map:
+// past pairwiseChecks and up to it, it sorts a hash of each check's spec
+// and key in an array on the stack and compares neighbours, so that the
+// deny cache's answer, asked about every Take while it holds an entry,
+// allocates nothing for them (TestDenyCacheAnswerAllocatesNothing).
+const hashedChecks = 64
+
 // anyTwice reports whether two checks of checks name the same spec and
-// key; it allocates nothing for up to pairwiseChecks checks.
-func anyTwice(checks []algorithms.Check) bool {
+// key; it allocates nothing for up to hashedChecks checks (and for more,
+// nor for fewer than two hashes alike, a map of them).
+func (c *denyCache) anyTwice(checks []algorithms.Check) bool {
 	if len(checks) <= pairwiseChecks {
 		for i := 1; i < len(checks); i++ {
 			for _, o := range checks[:i] {
@@ -223,7 +232,37 @@ func anyTwice(checks []algorithms.Check) bool {
 		}
 		return false
 	}
+	if len(checks) <= hashedChecks {
+		var a [hashedChecks]uint64
+		hs := a[:len(checks)]
+		for i := range checks {
+			hs[i] = c.checkHash(&checks[i])
+		}
+		slices.Sort(hs)
+		for i := 1; i < len(hs); i++ {
+			if hs[i] == hs[i-1] {
+				// A key named twice, or two hashes alike: the exact test.
+				return twice(checks) != nil
+			}
+		}
+		// Checks of one spec and key hash alike: none is named twice.
+		return false
+	}
 	return twice(checks) != nil
+}
+
+// checkHash returns a hash of ch's Spec and Key: equal for checks of
+// equal Specs and Keys (it reads nothing else), rarely for others.
+func (c *denyCache) checkHash(ch *algorithms.Check) uint64 {
+	const mul = 0x9e3779b97f4a7c15 // odd: each step is a bijection of h
+	s := &ch.Spec
+	h := maphash.String(c.seed, ch.Key)
+	h = (h ^ maphash.String(c.seed, string(s.Algorithm))) * mul
+	for _, v := range [...]int64{s.Limit, int64(s.Window), s.Burst, int64(s.Buckets), int64(s.MaxDelay)} {
+		h = (h ^ uint64(v)) * mul
+		h ^= h >> 29
+	}
+	return h
 }
 
 // twice returns the spec and key pairs that more than one check of checks
