@@ -613,7 +613,9 @@
 // the Spec's limit is read as a state: TestCountPastSpecLimit), a bucket instant's nanoseconds of
 // 10^9 or more or remainder of Limit or more, a sliding_log event of such
 // nanoseconds or of a cost below 1 or from 2^52, or one its total does not
-// cover when it leaves the window; a sliding_buckets ring whose newest
+// cover when it leaves the window (a list whose newest event has left is
+// dropped whole, read no further than that event: its total must cover
+// that event and a unit for each other); a sliding_buckets ring whose newest
 // sub-window or a listed slot is outside the ring, a slot listed twice or
 // with a count below 1, or counts that do not sum to its total; a
 // sliding_log total not written as the store writes a non-negative integer,
