@@ -306,12 +306,15 @@
 // any other write drops: see "Cluster"), "w b sum slot count ..." (sliding_buckets,
 // non-empty buckets only), and for sliding_log the total plus a list of
 // "s n cost" events, read lazily (a decision reads the newest event, the
-// ones leaving the window — none when the newest has left too: the list
-// is dropped whole — and for a wait only as many as it needs:
-// TestSlidingLogReadsLazily, TestSlidingLogPruneWorkIsBounded). A log may
-// hold up to Limit events, and a script blocks Redis while it runs: a
-// Take that prunes many events at once (half of 10^6, on this project's
-// test machine) holds Redis about 2 s, some 2 µs per event leaving.
+// ones leaving the window — the first one left is searched for, and only
+// the costs of those before it are read; none when the newest has left
+// too: the list is dropped whole — and for a wait only as many as it
+// needs: TestSlidingLogReadsLazily, TestSlidingLogPruneWorkIsBounded). A
+// log may hold up to Limit events, and a script blocks Redis while it
+// runs: a Take that prunes many events at once still reads each one's
+// cost (half of 10^6 held Redis about 0.5 s on this project's test
+// machine), as does a wait that needs many events to leave (a denied
+// cost near Limit on a log of many events).
 //
 // A sliding_log's two keys both carry an expiry, so Redis under maxmemory
 // with a volatile-* or allkeys-* policy may evict one without the other.

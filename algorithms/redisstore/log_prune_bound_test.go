@@ -23,8 +23,8 @@ import (
 // other client past lua-time-limit, 5 s). Now a Take that finds the
 // newest event gone from the window too drops the whole list without
 // reading it (the total is every unit but those it appends), and one
-// that prunes part of it reads the events leaving in chunks growing to
-// 1024 items. On logs of N events written as the store writes them (the
+// that prunes part of it searches for the first event left and sums the
+// units of those before it, read in chunks of 1024 items. On logs of N events written as the store writes them (the
 // same events the memory store is given), each Take, Peek and the Takes
 // after it are decided as the memory store decides them, and the
 // LRANGEs of the pruning Take are counted (a deterministic measure of
@@ -46,11 +46,11 @@ func TestSlidingLogPruneWorkIsBounded(t *testing.T) {
 	}{
 		// Every event leaves: none is read but the newest (one LRANGE).
 		{"whole", time.Hour + n*time.Millisecond, 1, n, 1},
-		// Half leave: about n/2/1024 chunks, and the newest's and the
-		// first kept one's (32 items each).
-		{"half", time.Hour + n/2*time.Millisecond, 1, n / 2, n/2/1024 + 8},
+		// Half leave: the search for the first event left (two probes
+		// per halving, 32 items each), then about n/2/1024 chunks.
+		{"half", time.Hour + n/2*time.Millisecond, 1, n / 2, n/2/1024 + 2*16 + 4},
 		// Half leave and a Take denied: waits read the events they need.
-		{"half-denied", time.Hour + n/2*time.Millisecond + time.Millisecond/2, algorithms.MaxLimit - n/4, n/2 + 1, n/2/1024 + 8 + n/32},
+		{"half-denied", time.Hour + n/2*time.Millisecond + time.Millisecond/2, algorithms.MaxLimit - n/4, n/2 + 1, n/2/1024 + 2*16 + 4 + n/32},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := &manualClock{t: t0}

@@ -135,14 +135,14 @@ local function logKind()
 
   -- pruneLog forgets the events no longer in the window at tl (ts < tl-W).
   --
-  -- Its work is bounded by what it forgets, and small per event: a log
-  -- may hold up to Limit (10^9) events, and a script call blocks Redis.
-  -- When the list's newest event has left the window, every event of the
-  -- list has (the list is in order of instant): their units are the
-  -- total's but for the events appended in this call, and none is read.
-  -- Otherwise it reads the events leaving in chunks growing to 1024 items
-  -- (one LRANGE each), keeping no table for an event it forgets; the
-  -- first one left in the window is kept, as logEvent keeps it.
+  -- Its work is small per event it forgets: a log may hold up to Limit
+  -- (10^9) events, and a script call blocks Redis. When the list's newest
+  -- event has left the window, every event of the list has (the list is
+  -- in order of instant): their units are the total's but for the events
+  -- appended in this call, and none is read. Otherwise the first event
+  -- left is searched for, and the units of those before it are summed,
+  -- read in chunks of up to 1024 items (one LRANGE each), with no table
+  -- made for an event forgotten.
   local function pruneLog(P, S, tl)
     if S.head > S.len then return end
     local bound = tl - P.W
@@ -160,42 +160,52 @@ local function logKind()
       S.dirty = true
       return
     end
-    -- The newest event stays: the loop ends at it at the latest.
-    local chunk = 32
-    while true do
-      local e = S.cache[S.head]
+    -- The newest event stays. The list is in order of instant: the first
+    -- event in the window, k, is found by probing events head + 1, + 3,
+    -- + 7, ... and then halving (events read in chunks of 32, kept, as
+    -- logEvent reads them), in O(log) reads of the events leaving.
+    local lo = S.head -- the newest index known to be leaving
+    if logEvent(S, lo).t >= bound then return end -- none leaves
+    local hi, step = S.len, 1 -- hi: the oldest index known to stay
+    while lo + step < hi do
+      if logEvent(S, lo + step).t >= bound then
+        hi = lo + step
+        break
+      end
+      lo = lo + step
+      step = 2 * step
+    end
+    while hi - lo > 1 do
+      local mid = floor((lo + hi) / 2)
+      if logEvent(S, mid).t >= bound then hi = mid else lo = mid end
+    end
+    -- The units of events head .. hi-1, which leave: the ones read above
+    -- as kept, the others read in chunks of up to 1024 items, each
+    -- checked as logEvent checks it (9 digits at most: ns < 10^9) but
+    -- for its instant, which the search above has placed.
+    local units, i = 0, S.head
+    while i < hi do
+      local e = S.cache[i]
       if e then
-        if S.head == S.len and S.merge > 0 then e = logEvent(S, S.head) end
-        if e.t >= bound then return end
-        -- The total counts every event of the list: one it is short of
-        -- is not the store's (and would leave the total negative).
-        if e.n > S.sum then foreign(S.key) end
-        S.sum = S.sum - e.n
-        S.head = S.head + 1
-        S.dirty = true
+        units = units + e.n
+        i = i + 1
       else
-        local from = S.head - 1
-        local items = call('LRANGE', S.lkey, from, from + chunk - 1)
-        if #items == 0 then return end
-        chunk = math.min(2 * chunk, 1024)
-        for j, item in ipairs(items) do
-          local i = from + j
-          if S.cache[i] then break end -- read before: the loop above decides
-          local t, n = parseEvent(S, item)
-          if t >= bound then
-            -- The first event left: kept for the decision, as logEvent
-            -- keeps what it reads.
-            S.cache[i] = {t = t, n = n}
-            break
-          end
-          if i == S.len then n = n + S.merge end
-          if n > S.sum then foreign(S.key) end
-          S.sum = S.sum - n
-          S.head = i + 1
-          S.dirty = true
+        local items = call('LRANGE', S.lkey, i - 1, math.min(i + 1022, hi - 2))
+        if #items == 0 then foreign(S.lkey) end
+        for _, item in ipairs(items) do
+          local n = tonumber(match(item, '^%-?%d+ %d%d?%d?%d?%d?%d?%d?%d?%d? (%d+)$'))
+          if not n or n < 1 or n >= T52 then foreign(S.lkey) end -- as parseEvent
+          units = units + n
         end
+        i = i + #items
       end
     end
+    -- The total counts every event of the list: units it is short of are
+    -- not the store's (and would leave the total negative).
+    if units > S.sum then foreign(S.key) end
+    S.sum = S.sum - units
+    S.head = hi
+    S.dirty = true
   end
 
   local function cloneLog(S)
