@@ -100,10 +100,17 @@ func flagSet(name string) bool {
 // shutdownTimeout bounds the wait for the requests in flight at shutdown.
 const shutdownTimeout = 10 * time.Second
 
-// run serves on ln with the configuration at path until ctx is done, then
-// stops taking requests, waits for those in flight (at most
-// shutdownTimeout), stops watching the file and returns.
+// run serves on ln with the configuration at path, read again on SIGHUP,
+// until ctx is done, then stops taking requests, waits for those in
+// flight (at most shutdownTimeout), stops watching the file and returns.
 func run(ctx context.Context, ln net.Listener, path string, logger *slog.Logger) error {
+	// SIGHUP asks for the file to be read again. It is caught before the
+	// slow start (the store, the file, the watcher): one sent meanwhile
+	// waits in hup, read once the watcher runs, instead of ending the
+	// process (Go's default for a signal not caught).
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	store, err := algorithms.NewMemoryStore(algorithms.WithMaxKeys(1_000_000))
 	if err != nil {
 		ln.Close()
@@ -119,9 +126,6 @@ func run(ctx context.Context, ln net.Listener, path string, logger *slog.Logger)
 	}
 	defer s.Close()
 
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
 	hupCtx, stopHup := context.WithCancel(ctx)
 	hupDone := make(chan struct{})
 	defer func() { stopHup(); <-hupDone }()
