@@ -183,6 +183,21 @@ func (h *holds) remaining(key string, now time.Time) time.Duration {
 	return d
 }
 
+// remainingNow returns how long key is still held, as remaining does, and
+// the instant it read clock at to tell; it reads clock only when key is
+// held, and returns 0 and the zero Time when it is not: a request that
+// meets no hold needs no instant.
+func (h *holds) remainingNow(key string, clock Clock) (time.Duration, time.Time) {
+	h.mu.Lock()
+	_, ok := h.m[key]
+	h.mu.Unlock()
+	if !ok {
+		return 0, time.Time{}
+	}
+	now := clock.Now()
+	return h.remaining(key, now), now
+}
+
 // extend holds key until until, unless it is already held longer, and
 // returns the end of its hold. Expired holds are swept each time the map
 // doubles, so it stays as small as the set of keys currently held.

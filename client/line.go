@@ -183,7 +183,8 @@ func (ls *lines) release(l *line) {
 	ls.mu.Unlock()
 }
 
-// queue takes the request's turn in key's line and waits for it.
+// queue takes the request's turn in key's line and waits for it, and
+// returns how long it waited.
 //
 // While no request of this Transport is in a line, the request asks the
 // store for its turn without taking the line: the store orders it among
@@ -201,18 +202,28 @@ func (ls *lines) release(l *line) {
 // passed while it waited for a probe's answer or a hold) joins the line in
 // its place by arrival, seq, ahead of the requests that arrived after it,
 // and takes the first of their turns (see [Transport.reorder]).
-func (t *Transport) queue(ctx context.Context, key string, seq uint64, again bool, tk *ticket, spent time.Duration) error {
+func (t *Transport) queue(ctx context.Context, key string, seq uint64, again bool, tk *ticket, spent time.Duration) (time.Duration, error) {
 	if tk != nil || again || t.lines.in.Load() != 0 {
-		return t.queueLine(ctx, key, nil, tk, spent, seq, again)
+		start := t.clock.Now()
+		if err := t.queueLine(ctx, key, nil, tk, spent, seq, again); err != nil {
+			return 0, err
+		}
+		return t.clock.Now().Sub(start), nil
 	}
+	// The clock is read only for a turn to come: a turn that comes at once
+	// is no wait, and the wait for a later one runs from the store's
+	// answer, as the turn's own bound does (see queueLine).
 	delay, now, err := t.take(ctx, key)
 	if err != nil || delay <= 0 {
-		return err
+		return 0, err
 	}
 	if hook := turnTakenHook.Load(); hook != nil {
 		(*hook)()
 	}
-	return t.queueLine(ctx, key, &turn{at: now.Add(delay), queued: now.Add(-spent), seq: seq}, nil, spent, seq, false)
+	if err := t.queueLine(ctx, key, &turn{at: now.Add(delay), queued: now.Add(-spent), seq: seq}, nil, spent, seq, false); err != nil {
+		return 0, err
+	}
+	return t.clock.Now().Sub(now), nil
 }
 
 // turnTakenHook, set by tests, runs as a request that took a later turn

@@ -54,8 +54,11 @@ func (t *Transport) wait(ctx context.Context, key string, seq uint64, tk *ticket
 			// The holds, and the gate that keeps the requests waiting
 			// for them in order.
 			for {
-				now := t.clock.Now()
-				if d := t.holds.remaining(key, now); d > 0 {
+				// The clock is read only when key is held, or the request
+				// is to wait at the gate: one that meets neither reads no
+				// instant before it is sent.
+				d, now := t.holds.remainingNow(key, t.clock)
+				if d > 0 {
 					if held+d > t.maxWait {
 						return nil, &WaitError{Key: key, Wait: held + d, MaxWait: t.maxWait, Held: true}
 					}
@@ -95,6 +98,9 @@ func (t *Transport) wait(ctx context.Context, key string, seq uint64, tk *ticket
 				// before to take their turns. That wait counts as held: it
 				// lasts only while one ahead waits for a new hold or the
 				// store.
+				if now.IsZero() {
+					now = t.clock.Now()
+				}
 				ready, err := tk.wait(ctx)
 				if err != nil {
 					return nil, err
@@ -109,11 +115,11 @@ func (t *Transport) wait(ctx context.Context, key string, seq uint64, tk *ticket
 				// keeps the requests in order. A request that takes a new
 				// turn (see below) waits for it within what its earlier
 				// turns left of the maximum wait.
-				start := t.clock.Now()
-				if err := t.queue(ctx, key, seq, again, tk, queued); err != nil {
+				spent, err := t.queue(ctx, key, seq, again, tk, queued)
+				if err != nil {
 					return nil, err
 				}
-				queued += t.clock.Now().Sub(start)
+				queued += spent
 				tk.leave()
 				tk = nil
 			}

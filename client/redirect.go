@@ -26,7 +26,8 @@ func (t *Transport) redirectWait(ctx context.Context, req *http.Request, key str
 	if prev == nil || prev.StatusCode < 300 || prev.StatusCode > 399 || t.maxRetryAfter == 0 {
 		return 0, nil
 	}
-	d, ok := parseRetryAfter(prev.Header, t.clock.Now())
+	now := t.clock.Now()
+	d, ok := parseRetryAfter(prev.Header, now)
 	if !ok || d <= 0 {
 		return 0, nil
 	}
@@ -36,7 +37,7 @@ func (t *Transport) redirectWait(ctx context.Context, req *http.Request, key str
 	// The redirects before this one in the chain made the caller's one
 	// request wait too: all of them together are bounded by the maximum
 	// wait.
-	before := chainWaited(prev, t.clock.Now(), t.maxWait)
+	before := chainWaited(prev, now, t.maxWait)
 	if before+d > t.maxWait {
 		return 0, &WaitError{Key: key, Wait: before + d, MaxWait: t.maxWait, Held: true}
 	}

@@ -133,7 +133,15 @@ func New(next http.RoundTripper, opts ...Option) (*Transport, error) {
 		}
 		store := c.store
 		if store == nil {
-			mem, err := algorithms.NewMemoryStore(algorithms.WithClock(c.clock))
+			// On the system clock the store reads real time as its own
+			// default does, the monotonic clock alone (it needs no wall
+			// time: the Transport asks it for durations only); on any
+			// other, the Transport's clock.
+			var opts []algorithms.MemoryOption
+			if _, system := c.clock.(systemClock); !system {
+				opts = append(opts, algorithms.WithClock(c.clock))
+			}
+			mem, err := algorithms.NewMemoryStore(opts...)
 			if err != nil {
 				return nil, fmt.Errorf("client: %w", err)
 			}
@@ -287,8 +295,15 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			// its own retries.
 			resp.Request = req
 		}
-		now := t.clock.Now()
-		if !backOff(resp.StatusCode) && !rateLimited403(resp, now) {
+		// The instant the response arrived, read once for the attempt,
+		// when its fields are to be read: with proactive pacing, or for a
+		// refusal (a 403 may be one). Its holds run from it.
+		refused := backOff(resp.StatusCode)
+		var now time.Time
+		if refused || resp.StatusCode == http.StatusForbidden || t.proactive && key != "" {
+			now = t.clock.Now()
+		}
+		if !refused && !rateLimited403(resp, now) {
 			if t.proactive && key != "" {
 				t.cuts.answer(key, probe, t.observe(key, resp.Header, now, 0, false, false))
 			}
