@@ -10,11 +10,13 @@ import (
 // and reads Now for Retry-After dates and Unix reset times, so a test that
 // injects a Clock (see [WithClock]) drives every wait in virtual time and
 // never sleeps. A Clock is also an [algorithms.Clock]: the private in-memory
-// store of a Transport reads the same one. A context's deadline is not
-// virtual: the Transport compares it with the time left in real time
-// (time.Until) when it decides whether a retry can leave before it. Nor is
-// reading a refusal's body before a retry, which is I/O: a body that
-// stalls is closed after a second of real time (see [Transport.RoundTrip]).
+// store of a Transport reads the same one (on [SystemClock], its monotonic
+// part alone, as the store does by default: it is asked for durations
+// only). A context's deadline is not virtual: the Transport compares it
+// with the time left in real time (time.Until) when it decides whether a
+// retry can leave before it. Nor is reading a refusal's body before a
+// retry, which is I/O: a body that stalls is closed after a second of real
+// time (see [Transport.RoundTrip]).
 //
 // Implementations must be safe for concurrent use.
 type Clock interface {
