@@ -72,3 +72,45 @@ func TestRoundTripClockReads(t *testing.T) {
 		})
 	}
 }
+
+// TestRateLimited403ReadsTheClock checks that a 403 is told from its
+// HTTP-date Retry-After at the instant it arrived where the Transport reads
+// no instant for other responses (proactive pacing off, or a request with
+// no key): the 403 asking for a wait of 2s is retried after 2s, not given
+// up on as asking for one beyond the maximum.
+func TestRateLimited403ReadsTheClock(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts []client.Option
+	}{
+		{"not proactive", []client.Option{client.WithProactive(false)}},
+		{"no key", []client.Option{client.WithKey(func(*http.Request) string { return "" })}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := newAutoClock()
+			var sent atomic.Int64
+			next := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				if sent.Add(1) == 1 {
+					h := http.Header{"Retry-After": {clock.Now().Add(2 * time.Second).UTC().Format(http.TimeFormat)}}
+					return &http.Response{StatusCode: http.StatusForbidden, Header: h, Body: http.NoBody, Request: r}, nil
+				}
+				return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+			})
+			tr, err := client.New(next, append(tc.opts, client.WithClock(clock))...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req, _ := http.NewRequest(http.MethodGet, "http://api.example.com/v1/thing", nil)
+			resp, err := tr.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.StatusCode != http.StatusOK || sent.Load() != 2 {
+				t.Errorf("RoundTrip = %d after %d requests; want 200 after 2 (the 403 retried)", resp.StatusCode, sent.Load())
+			}
+			if got, want := clock.Sleeps(), []time.Duration{2 * time.Second}; len(got) != 1 || got[0] != want[0] {
+				t.Errorf("slept %v; want %v", got, want)
+			}
+		})
+	}
+}
