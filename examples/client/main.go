@@ -75,7 +75,9 @@ func run(out io.Writer, clock client.Clock, n, workers int, maxWait time.Duratio
 		return err
 	}
 	start := clock.Now()
-	c, err := calls(&http.Client{}, api.URL, n, workers)
+	// Every http.Client a program makes bounds its calls (the zero Client
+	// waits for ever on a server that never answers).
+	c, err := calls(&http.Client{Timeout: time.Minute}, api.URL, n, workers)
 	api.Close()
 	if err != nil {
 		return err
