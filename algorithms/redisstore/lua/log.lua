@@ -229,33 +229,66 @@ local function logKind()
     S.app[#S.app + 1] = {t = t, n = n}
   end
 
-  -- logWait returns the shortest wait after which m units are available, when
-  -- the log also holds extra units accepted at tl.
-  local function logWait(P, S, tl, m, extra)
+  -- logWait returns the shortest wait after which m units are available,
+  -- when the log also holds extra units accepted at tl; given m2 too, it
+  -- returns the wait for m2 units as well, from the same walk.
+  --
+  -- The wait is the one until the oldest event at which enough units have
+  -- left leaves. A log may hold up to Limit (10^9) events and a script
+  -- call blocks Redis, so the walk to it reads the units of the events
+  -- before it in chunks growing from 32 to 1024 items (one LRANGE each),
+  -- checked as pruneLog checks them, with no table made per event, and
+  -- stops at the chunk where enough have left; only the event found is
+  -- read in full (through logEvent). The list's newest event, which may
+  -- hold units merged in this call, and the events appended are read
+  -- through logEvent.
+  local function logWait(P, S, tl, m, extra, m2)
     local sum = S.sum + extra
+    local need1, need2 = sum + m - P.L, nil
+    if m2 then need2 = sum + m2 - P.L end
+    local most = need1
+    if need2 and need2 > most then most = need2 end
+    local at1, at2 -- the indexes of the events at which enough have left
     local c = logCount(S)
-    local i = S.head
-    while i <= c and sum + m > P.L do
-      local e = logEvent(S, i)
-      sum = sum - e.n
-      if sum + m <= P.L then
-        return e.t + P.W + 1 - tl
-      end
-      i = i + 1
+    local units, i, chunk = 0, S.head, 32
+    local function reached(k)
+      if not at1 and units >= need1 then at1 = k end
+      if need2 and not at2 and units >= need2 then at2 = k end
     end
-    if sum + m <= P.L then return 0 end
-    return P.W + 1
+    reached(i - 1)
+    while i <= c and units < most do
+      if i >= S.len or S.cache[i] then
+        units = units + logEvent(S, i).n
+        reached(i)
+        i = i + 1
+      else
+        local items = call('LRANGE', S.lkey, i - 1, math.min(i + chunk - 2, S.len - 2))
+        if #items == 0 then foreign(S.lkey) end
+        chunk = math.min(2 * chunk, 1024)
+        for _, item in ipairs(items) do
+          local n = tonumber(match(item, '^%-?%d+ %d%d?%d?%d?%d?%d?%d?%d?%d? (%d+)$'))
+          if not n or n < 1 or n >= T52 then foreign(S.lkey) end -- as parseEvent
+          units = units + n
+          reached(i)
+          i = i + 1
+          if units >= most then break end
+        end
+      end
+    end
+    local function wait(at)
+      if not at then return P.W + 1 end
+      if at < S.head then return 0 end
+      return logEvent(S, at).t + P.W + 1 - tl
+    end
+    if m2 then return wait(at1), wait(at2) end
+    return wait(at1)
   end
 
   local function slidingLog(P, S, tl, n, consume)
     local d = newDecision(P.L)
     d.a = S.sum + n <= P.L
     local sum = S.sum
-    if d.a and consume then
-      sum = sum + n
-    elseif not d.a then
-      d.ra = logWait(P, S, tl, n, 0)
-    end
+    if d.a and consume then sum = sum + n end
     d.r = max(P.L - sum, 0)
     if sum > 0 then
       local newest = tl
@@ -264,9 +297,16 @@ local function logKind()
       end
       d.rs = newest + P.W + 1 - tl
     end
-    if d.r < P.L then
+    if not d.a then
+      -- Denied: both waits from one walk of the log.
+      if d.r < P.L then
+        d.ra, d.nx = logWait(P, S, tl, n, 0, d.r + 1)
+      else
+        d.ra = logWait(P, S, tl, n, 0)
+      end
+    elseif d.r < P.L then
       local extra = 0
-      if d.a and consume then extra = n end
+      if consume then extra = n end
       d.nx = logWait(P, S, tl, d.r + 1, extra)
     end
     return d

@@ -1,0 +1,172 @@
+package redisstore_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore/redistest"
+)
+
+// TestSlidingLogWaitWorkIsBounded: a denied sliding_log Take computes
+// how long until its cost fits (RetryAfter) and until one more unit does
+// (ResetAfter's next), by summing the units of the oldest events until
+// enough have left. Each of the two walks read the events one at a time
+// through logEvent (an LRANGE of 32 items and a table per event): on a
+// full log of 10^6 events of cost 1 (Limit 10^6, Window 1h), a Take of
+// cost 10^6 blocked Redis for seconds per call, and a client retrying it
+// repeats that. Now one walk finds both waits, reading the units in
+// chunks growing to 1024 items, and stops at the event where enough have
+// left. On full logs of N events written as the store writes them (the
+// same events the memory store is given), Peek, the denied Take and the
+// Takes after it are decided as the memory store decides them, and the
+// LRANGEs of the denied Take are counted (a deterministic measure of its
+// work, unlike its time on a loaded machine).
+func TestSlidingLogWaitWorkIsBounded(t *testing.T) {
+	const n = 60_000 // events, one per millisecond
+	srv := redistest.New(t)
+	client := redis.NewClient(&redis.Options{Addr: srv.Addr, ReadTimeout: time.Minute})
+	defer client.Close()
+	ctx := context.Background()
+	t0 := time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name  string
+		costs int   // events cost 1 + i%costs
+		frac  int64 // the denied Take's cost: the limit / frac, or 5 for 0
+		max   int64 // the most LRANGEs it may send
+	}{
+		// All of the log must leave: every event's units are summed.
+		{"ones-all", 1, 1, n/1024 + 16},
+		{"mixed-all", 3, 1, n/1024 + 16},
+		// Half of it must leave.
+		{"ones-half", 1, 2, n/2/1024 + 16},
+		{"mixed-half", 3, 2, n/2/1024 + 16},
+		// A few must leave: as few LRANGEs as before.
+		{"mixed-few", 3, 0, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			total := int64(0)
+			for i := range n {
+				total += int64(1 + i%tc.costs)
+			}
+			spec := algorithms.Spec{Algorithm: algorithms.SlidingLog, Limit: total, Window: time.Hour}
+			clk := &manualClock{t: t0}
+			mem, err := algorithms.NewMemoryStore(algorithms.WithClock(clk))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer mem.Close()
+			prefix := uniquePrefix(t)
+			rs, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithPrefix(prefix), redisstore.WithTimeout(0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rs.Close()
+			c := algorithms.Check{Spec: spec, Key: "k"}
+			warmUp(t, client, c)
+			keys := redisKeys(prefix, c)
+			var items []any
+			flush := func() {
+				if err := client.RPush(ctx, keys[1], items...).Err(); err != nil {
+					t.Fatal(err)
+				}
+				items = items[:0]
+			}
+			for i := range n {
+				at := t0.Add(time.Duration(i) * time.Millisecond)
+				clk.t = at
+				c := c
+				c.Cost = int64(1 + i%tc.costs)
+				if d, err := mem.Take(ctx, c); err != nil || !d[0].Allowed {
+					t.Fatalf("memory store, event %d: %+v, %v", i, d, err)
+				}
+				items = append(items, fmt.Sprintf("%d %d %d", at.Unix(), at.Nanosecond(), c.Cost))
+				if len(items) == 4096 {
+					flush()
+				}
+			}
+			flush()
+			if err := client.Set(ctx, keys[0], strconv.FormatInt(total, 10), 3*time.Hour).Err(); err != nil {
+				t.Fatal(err)
+			}
+			client.Expire(ctx, keys[1], 3*time.Hour)
+
+			// None has left the window: the log is full.
+			clk.t = t0.Add(n * time.Millisecond)
+			big := c
+			big.Cost = 5
+			if tc.frac > 0 {
+				big.Cost = total / tc.frac
+			}
+			var peekMem, peekRedis [1]algorithms.Decision
+			if err := mem.Peek(ctx, peekMem[:], []algorithms.Check{big}); err != nil {
+				t.Fatal(err)
+			}
+			if err := rs.Peek(ctx, peekRedis[:], []algorithms.Check{big}); err != nil {
+				t.Fatal(err)
+			}
+			if peekRedis != peekMem {
+				t.Fatalf("Peek of cost %d = %+v, want %+v (memory store)", big.Cost, peekRedis[0], peekMem[0])
+			}
+			if err := client.ConfigResetStat(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+			got, err := rs.Take(ctx, big)
+			if err != nil {
+				t.Fatal(err)
+			}
+			calls := commandCalls(t, client)
+			busy := scriptTime(t, client)
+			want, err := mem.Take(ctx, big)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got[0] != want[0] {
+				t.Fatalf("Take of cost %d on a full log of %d events = %+v, want %+v (memory store)", big.Cost, n, got[0], want[0])
+			}
+			if got[0].Allowed {
+				t.Fatalf("Take of cost %d on a full log = %+v, want it denied", big.Cost, got[0])
+			}
+			t.Logf("denied Take of cost %d on %d events: %d LRANGEs, Redis busy %s", big.Cost, n, calls["lrange"], busy)
+			if calls["lrange"] > tc.max {
+				t.Errorf("a denied Take of cost %d on a full log of %d events sent %d LRANGEs, want at most %d (commands %v)", big.Cost, n, calls["lrange"], tc.max, calls)
+			}
+			// The state left decides as the memory store's, at the
+			// instants the waits name and around them.
+			for _, step := range []time.Duration{want[0].RetryAfter - 1, 1, time.Millisecond, 10 * time.Second, time.Hour} {
+				clk.t = clk.t.Add(step)
+				for _, cost := range []int64{total, total / 2, 1} {
+					c := c
+					c.Cost = cost
+					var pm, pr [1]algorithms.Decision
+					if err := mem.Peek(ctx, pm[:], []algorithms.Check{c}); err != nil {
+						t.Fatal(err)
+					}
+					if err := rs.Peek(ctx, pr[:], []algorithms.Check{c}); err != nil {
+						t.Fatal(err)
+					}
+					if pr != pm {
+						t.Fatalf("then Peek of cost %d at t0+%v = %+v, want %+v (memory store)", cost, clk.t.Sub(t0), pr[0], pm[0])
+					}
+					got, err := rs.Take(ctx, c)
+					if err != nil {
+						t.Fatal(err)
+					}
+					want, err := mem.Take(ctx, c)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got[0] != want[0] {
+						t.Fatalf("then Take of cost %d at t0+%v = %+v, want %+v (memory store)", cost, clk.t.Sub(t0), got[0], want[0])
+					}
+				}
+			}
+		})
+	}
+}
