@@ -309,12 +309,16 @@
 // ones leaving the window — the first one left is searched for, and only
 // the costs of those before it are read; none when the newest has left
 // too: the list is dropped whole — and for a wait only as many as it
-// needs: TestSlidingLogReadsLazily, TestSlidingLogPruneWorkIsBounded). A
+// needs, their costs read in chunks, a denied Take's two waits in one
+// walk, and none but the one found when every event is of one unit, the
+// total being the list's length: TestSlidingLogReadsLazily,
+// TestSlidingLogPruneWorkIsBounded, TestSlidingLogWaitWorkIsBounded). A
 // log may hold up to Limit events, and a script blocks Redis while it
 // runs: a Take that prunes many events at once still reads each one's
 // cost (half of 10^6 held Redis about 0.5 s on this project's test
-// machine), as does a wait that needs many events to leave (a denied
-// cost near Limit on a log of many events).
+// machine), as does a wait that needs many events to leave when they are
+// not all of one unit (a denied cost near Limit on a log of 10^6 events
+// of costs 1 to 3, about 0.6 s).
 //
 // A sliding_log's two keys both carry an expiry, so Redis under maxmemory
 // with a volatile-* or allkeys-* policy may evict one without the other.

@@ -241,7 +241,8 @@ local function logKind()
   -- stops at the chunk where enough have left; only the event found is
   -- read in full (through logEvent). The list's newest event, which may
   -- hold units merged in this call, and the events appended are read
-  -- through logEvent.
+  -- through logEvent. A list of events of one unit each (its units are
+  -- as many as its events) is not read but for the event found.
   local function logWait(P, S, tl, m, extra, m2)
     local sum = S.sum + extra
     local need1, need2 = sum + m - P.L, nil
@@ -256,8 +257,23 @@ local function logKind()
       if need2 and not at2 and units >= need2 then at2 = k end
     end
     reached(i - 1)
+    -- When the list's units are as many as its events, each event is of
+    -- one unit (each is of at least one): the events before the newest
+    -- are counted, not read.
+    local ones = false
+    if S.head < S.len then
+      local listUnits = S.sum - S.merge
+      for _, e in ipairs(S.app) do listUnits = listUnits - e.n end
+      ones = listUnits == S.len - S.head + 1
+    end
     while i <= c and units < most do
-      if i >= S.len or S.cache[i] then
+      if ones and i < S.len then
+        local before, take = units, math.min(most - units, S.len - i)
+        units = units + take
+        if not at1 and units >= need1 then at1 = i + need1 - before - 1 end
+        if need2 and not at2 and units >= need2 then at2 = i + need2 - before - 1 end
+        i = i + take
+      elseif i >= S.len or S.cache[i] then
         units = units + logEvent(S, i).n
         reached(i)
         i = i + 1
