@@ -67,49 +67,12 @@ func TestSlidingLogPruneWorkIsBounded(t *testing.T) {
 			defer rs.Close()
 			c := algorithms.Check{Spec: spec, Key: "k"}
 			warmUp(t, client, c)
-			keys := redisKeys(prefix, c)
-			var items []any
-			total := 0
-			flush := func() {
-				if err := client.RPush(ctx, keys[1], items...).Err(); err != nil {
-					t.Fatal(err)
-				}
-				items = items[:0]
-			}
-			for i := range n {
-				at := t0.Add(time.Duration(i) * time.Millisecond)
-				clk.t = at
-				cost := 1 + i%3
-				c := c
-				c.Cost = int64(cost)
-				if d, err := mem.Take(ctx, c); err != nil || !d[0].Allowed {
-					t.Fatalf("memory store, event %d: %+v, %v", i, d, err)
-				}
-				items = append(items, fmt.Sprintf("%d %d %d", at.Unix(), at.Nanosecond(), cost))
-				total += cost
-				if len(items) == 4096 {
-					flush()
-				}
-			}
-			flush()
-			if err := client.Set(ctx, keys[0], strconv.Itoa(total), 3*time.Hour).Err(); err != nil {
-				t.Fatal(err)
-			}
-			client.Expire(ctx, keys[1], 3*time.Hour)
+			fillLog(t, client, mem, clk, c, redisKeys(prefix, c), n, func(i int) int64 { return int64(1 + i%3) })
 
 			clk.t = t0.Add(tc.at)
 			big := c
 			big.Cost = tc.cost
-			var peekMem, peekRedis [1]algorithms.Decision
-			if err := mem.Peek(ctx, peekMem[:], []algorithms.Check{big}); err != nil {
-				t.Fatal(err)
-			}
-			if err := rs.Peek(ctx, peekRedis[:], []algorithms.Check{big}); err != nil {
-				t.Fatal(err)
-			}
-			if peekRedis != peekMem {
-				t.Fatalf("Peek at t0+%v = %+v, want %+v (memory store)", tc.at, peekRedis[0], peekMem[0])
-			}
+			peekSame(t, mem, rs, big, fmt.Sprintf("Peek at t0+%v", tc.at))
 			if err := client.ConfigResetStat(ctx).Err(); err != nil {
 				t.Fatal(err)
 			}
@@ -136,20 +99,83 @@ func TestSlidingLogPruneWorkIsBounded(t *testing.T) {
 				for _, cost := range []int64{1, 1000, algorithms.MaxLimit / 2} {
 					c := c
 					c.Cost = cost
-					got, err := rs.Take(ctx, c)
-					if err != nil {
-						t.Fatal(err)
-					}
-					want, err := mem.Take(ctx, c)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if got[0] != want[0] {
-						t.Fatalf("then Take of cost %d at t0+%v = %+v, want %+v (memory store)", cost, clk.t.Sub(t0), got[0], want[0])
-					}
+					takeSame(t, mem, rs, c, fmt.Sprintf("then Take of cost %d at t0+%v", cost, clk.t.Sub(t0)))
 				}
 			}
 		})
+	}
+}
+
+// fillLog writes n events of c's key, one a millisecond from the instant
+// clk reads, the i-th of cost(i) units, into the memory store (each
+// admitted) and into Redis as the store writes them (the list keys[1],
+// its total at keys[0], both expiring in 3 hours), and returns their
+// total. clk reads the last event's instant after it.
+func fillLog(t *testing.T, client *redis.Client, mem *algorithms.MemoryStore, clk *manualClock, c algorithms.Check, keys []string, n int, cost func(i int) int64) int64 {
+	t.Helper()
+	ctx := context.Background()
+	t0 := clk.t
+	var items []any
+	var total int64
+	flush := func() {
+		if err := client.RPush(ctx, keys[1], items...).Err(); err != nil {
+			t.Fatal(err)
+		}
+		items = items[:0]
+	}
+	for i := range n {
+		at := t0.Add(time.Duration(i) * time.Millisecond)
+		clk.t = at
+		c := c
+		c.Cost = cost(i)
+		if d, err := mem.Take(ctx, c); err != nil || !d[0].Allowed {
+			t.Fatalf("memory store, event %d: %+v, %v", i, d, err)
+		}
+		items = append(items, fmt.Sprintf("%d %d %d", at.Unix(), at.Nanosecond(), c.Cost))
+		total += c.Cost
+		if len(items) == 4096 {
+			flush()
+		}
+	}
+	flush()
+	if err := client.Set(ctx, keys[0], strconv.FormatInt(total, 10), 3*time.Hour).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := client.Expire(ctx, keys[1], 3*time.Hour).Err(); err != nil {
+		t.Fatal(err)
+	}
+	return total
+}
+
+// peekSame fails t, naming what, unless rs and mem peek c alike.
+func peekSame(t *testing.T, mem *algorithms.MemoryStore, rs *redisstore.Store, c algorithms.Check, what string) {
+	t.Helper()
+	var pm, pr [1]algorithms.Decision
+	if err := mem.Peek(context.Background(), pm[:], []algorithms.Check{c}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rs.Peek(context.Background(), pr[:], []algorithms.Check{c}); err != nil {
+		t.Fatal(err)
+	}
+	if pr != pm {
+		t.Fatalf("%s = %+v, want %+v (memory store)", what, pr[0], pm[0])
+	}
+}
+
+// takeSame takes c from rs and then mem and fails t, naming what, unless
+// both decide alike.
+func takeSame(t *testing.T, mem *algorithms.MemoryStore, rs *redisstore.Store, c algorithms.Check, what string) {
+	t.Helper()
+	got, err := rs.Take(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := mem.Take(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0] != want[0] {
+		t.Fatalf("%s = %+v, want %+v (memory store)", what, got[0], want[0])
 	}
 }
 

@@ -3,7 +3,6 @@ package redisstore_test
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"testing"
 	"time"
 
@@ -55,9 +54,10 @@ func TestSlidingLogWaitWorkIsBounded(t *testing.T) {
 		{"mixed-few", 3, 0, 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			cost := func(i int) int64 { return int64(1 + i%tc.costs) }
 			total := int64(0)
 			for i := range n {
-				total += int64(1 + i%tc.costs)
+				total += cost(i)
 			}
 			spec := algorithms.Spec{Algorithm: algorithms.SlidingLog, Limit: total, Window: time.Hour}
 			clk := &manualClock{t: t0}
@@ -74,32 +74,9 @@ func TestSlidingLogWaitWorkIsBounded(t *testing.T) {
 			defer rs.Close()
 			c := algorithms.Check{Spec: spec, Key: "k"}
 			warmUp(t, client, c)
-			keys := redisKeys(prefix, c)
-			var items []any
-			flush := func() {
-				if err := client.RPush(ctx, keys[1], items...).Err(); err != nil {
-					t.Fatal(err)
-				}
-				items = items[:0]
+			if got := fillLog(t, client, mem, clk, c, redisKeys(prefix, c), n, cost); got != total {
+				t.Fatalf("the log holds %d units, want %d", got, total)
 			}
-			for i := range n {
-				at := t0.Add(time.Duration(i) * time.Millisecond)
-				clk.t = at
-				c := c
-				c.Cost = int64(1 + i%tc.costs)
-				if d, err := mem.Take(ctx, c); err != nil || !d[0].Allowed {
-					t.Fatalf("memory store, event %d: %+v, %v", i, d, err)
-				}
-				items = append(items, fmt.Sprintf("%d %d %d", at.Unix(), at.Nanosecond(), c.Cost))
-				if len(items) == 4096 {
-					flush()
-				}
-			}
-			flush()
-			if err := client.Set(ctx, keys[0], strconv.FormatInt(total, 10), 3*time.Hour).Err(); err != nil {
-				t.Fatal(err)
-			}
-			client.Expire(ctx, keys[1], 3*time.Hour)
 
 			// None has left the window: the log is full.
 			clk.t = t0.Add(n * time.Millisecond)
@@ -108,16 +85,7 @@ func TestSlidingLogWaitWorkIsBounded(t *testing.T) {
 			if tc.frac > 0 {
 				big.Cost = total / tc.frac
 			}
-			var peekMem, peekRedis [1]algorithms.Decision
-			if err := mem.Peek(ctx, peekMem[:], []algorithms.Check{big}); err != nil {
-				t.Fatal(err)
-			}
-			if err := rs.Peek(ctx, peekRedis[:], []algorithms.Check{big}); err != nil {
-				t.Fatal(err)
-			}
-			if peekRedis != peekMem {
-				t.Fatalf("Peek of cost %d = %+v, want %+v (memory store)", big.Cost, peekRedis[0], peekMem[0])
-			}
+			peekSame(t, mem, rs, big, fmt.Sprintf("Peek of cost %d", big.Cost))
 			if err := client.ConfigResetStat(ctx).Err(); err != nil {
 				t.Fatal(err)
 			}
@@ -148,27 +116,9 @@ func TestSlidingLogWaitWorkIsBounded(t *testing.T) {
 				for _, cost := range []int64{total, total / 2, 1} {
 					c := c
 					c.Cost = cost
-					var pm, pr [1]algorithms.Decision
-					if err := mem.Peek(ctx, pm[:], []algorithms.Check{c}); err != nil {
-						t.Fatal(err)
-					}
-					if err := rs.Peek(ctx, pr[:], []algorithms.Check{c}); err != nil {
-						t.Fatal(err)
-					}
-					if pr != pm {
-						t.Fatalf("then Peek of cost %d at t0+%v = %+v, want %+v (memory store)", cost, clk.t.Sub(t0), pr[0], pm[0])
-					}
-					got, err := rs.Take(ctx, c)
-					if err != nil {
-						t.Fatal(err)
-					}
-					want, err := mem.Take(ctx, c)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if got[0] != want[0] {
-						t.Fatalf("then Take of cost %d at t0+%v = %+v, want %+v (memory store)", cost, clk.t.Sub(t0), got[0], want[0])
-					}
+					what := fmt.Sprintf("of cost %d at t0+%v", cost, clk.t.Sub(t0))
+					peekSame(t, mem, rs, c, "then Peek "+what)
+					takeSame(t, mem, rs, c, "then Take "+what)
 				}
 			}
 		})
