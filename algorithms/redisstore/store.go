@@ -1091,26 +1091,40 @@ const unreachedFor = 10 * time.Second
 // procStart is the origin of Store.unreached's instants (monotonic).
 var procStart = time.Now()
 
-// fcall runs the take function (op opPeek: the peek function), through
-// go-redis's FCall (with ro, FCallRO: see call), or, with once, as a
+// fcall runs the take function (op opPeek: the peek function), as
+// go-redis's FCall does (with ro, FCallRO: see call), or, with once, as a
 // command the client will not retry (see callAs).
 func fcall(ctx context.Context, op string, ro bool, c redis.UniversalClient, keys []string, args []any, once bool) (any, error) {
-	fn := takeFunction
+	fn, fnArg := takeFunction, takeFunctionArg
 	if op == opPeek {
-		fn = peekFunction // no-writes: see takeLibrary; FCALL_RO runs it
+		fn, fnArg = peekFunction, peekFunctionArg // no-writes: see takeLibrary; FCALL_RO runs it
 	}
-	name := "fcall"
+	name, nameArg := "fcall", any("fcall") // a constant's interface allocates nothing
 	if ro {
-		name = "fcall_ro"
+		name, nameArg = "fcall_ro", any("fcall_ro")
 	}
 	if !once {
-		if ro {
-			return c.FCallRO(ctx, fn, keys, args...).Result()
+		// FCall's command (TestTakeCommandAsFCall), with the function's
+		// name boxed once, not on every call.
+		a := make([]any, 0, 3+len(keys)+len(args))
+		a = append(a, nameArg, fnArg, len(keys))
+		for _, k := range keys {
+			a = append(a, k)
 		}
-		return c.FCall(ctx, fn, keys, args...).Result()
+		a = append(a, args...)
+		cmd := redis.NewCmd(ctx, a...)
+		if len(keys) > 0 {
+			cmd.SetFirstKeyPos(3)
+		}
+		_ = c.Process(ctx, cmd)
+		return cmd.Result()
 	}
 	return scriptCall(ctx, c, name, fn, keys, args)
 }
+
+// takeFunctionArg and peekFunctionArg are takeFunction and peekFunction
+// as command arguments: a string put in an interface allocates.
+var takeFunctionArg, peekFunctionArg any = takeFunction, peekFunction
 
 // scriptCall sends "name code numkeys keys... args..." (FCALL, EVALSHA,
 // EVAL) as a command the client does not retry.
