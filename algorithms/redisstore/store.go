@@ -344,8 +344,13 @@ func (s *Store) do(ctx context.Context, op string, dst []algorithms.Decision, ch
 		now = s.clock.Now()
 	}
 	// Before the call: a denial is dated no later than the instant Redis
-	// decides at, so the deny cache never outlasts its RetryAfter.
-	local := s.localNow(now)
+	// decides at, so the deny cache never outlasts its RetryAfter. Only
+	// they read the instants local and replied: a store with neither
+	// reads no local clock (time.Now) for them.
+	var local time.Time
+	if s.deny != nil || s.breaker != nil {
+		local = s.localNow(now)
+	}
 	var marked uint64
 	if op == opTake && s.deny != nil {
 		if s.deny.answer(dst, checks, local) {
@@ -385,7 +390,10 @@ func (s *Store) do(ctx context.Context, op string, dst []algorithms.Decision, ch
 		s.reloadSlots(ctx, err) // a split call reloads on each part's error (cluster.go)
 	}
 	err = markKeyState(s.ownDeadline(op, err, parent))
-	replied := s.localNow(now)
+	var replied time.Time
+	if s.deny != nil || s.breaker != nil {
+		replied = s.localNow(now)
+	}
 	if s.breaker != nil {
 		s.breaker.record(err, replied, tk)
 		recorded = true
