@@ -211,6 +211,11 @@ func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 		res.grow(k)
 	}
 	checks := unsafe.Slice(res.chks, res.room)
+	if m := mask & s.all; m != 0 && m&(m-1) == 0 {
+		if i := bits.TrailingZeros64(m); s.policies[i].cost == nil && s.folds&m == 0 {
+			return s.prepareOne(r, i, res, &checks[0])
+		}
+	}
 	var at [MaxPolicies]int8 // index in keys of each policy's raw key
 	total, n := 0, 0
 	kr, asked := r, false // the request the key functions see; the pattern asked for it
@@ -236,41 +241,8 @@ func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 				key = checks[at[j]].Key // same key function, already called
 			}
 		} else {
-			if !asked && s.ownPattern && (r.Pattern != "" || p.routeFallback && RoutePattern(r) == "") {
-				// A pattern set before the Set's own pattern function
-				// answers is an outer router's ("/api/" of a mux mounted
-				// in another, "/api/*" of a chi mount), not the route
-				// Match found: a route key part reads the one Match did.
-				// So does one behind a fallback before routing, up
-				// front: its ErrNoRoute would cost a second call of the
-				// key function (the retry below).
-				asked = true
-				kr = r.WithContext(keyfunc.WithRoute(r.Context(), s.keyRoute(r)))
-			}
 			var err error
-			key, err = keyOf(p.key, r, kr, ce != nil)
-			if errors.Is(err, keyfunc.ErrNoRoute) && kr == r {
-				// No route known to the key function (the router has
-				// not run): the one the Set's pattern function found,
-				// if any, as Match found it.
-				if pat := s.keyRoute(r); pat != "" {
-					key, err = keyOf(p.key, r, r.WithContext(keyfunc.WithRoute(r.Context(), pat)), ce != nil)
-				}
-			}
-			if len(key) > keyfunc.MaxKeyLen || len(key) > 0 && key[0] == '#' {
-				// A value of any length the client may have chosen (a
-				// lone header): bounded, as keyfunc.Namespace and the
-				// config's keys bound theirs. A key starting with '#'
-				// is written as a digest too, so that no key sent as
-				// it is meets another's digest.
-				key = digestKey(key)
-			}
-			if err == nil && key == "" {
-				// An empty key is no key (as keyfunc's combinators read
-				// it), never the one bucket "name:" every such request
-				// would share.
-				err = errEmptyKey
-			}
+			key, err = s.policyKey(r, &kr, &asked, p, ce != nil)
 			if err != nil {
 				if p.onKey == SkipPolicy {
 					res.skipped |= 1 << i
@@ -347,6 +319,84 @@ func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 		checks[i].Key = unsafe.String(&b[off], len(b)-off)
 	}
 	return nil
+}
+
+// prepareOne is Prepare for one policy of s, the i-th, whose cost is 1
+// (no cost function) and whose check is its own (not folded), once res
+// is reset: what the general walk does for it, without the bookkeeping
+// of several policies (keys shared, costs out of range). c is the room
+// of its check.
+func (s *Set) prepareOne(r *http.Request, i int, res *Result, c *algorithms.Check) error {
+	p := s.policies[i]
+	kr, asked := r, false
+	key, err := s.policyKey(r, &kr, &asked, p, false)
+	if err != nil {
+		if p.onKey == SkipPolicy {
+			res.skipped = 1 << i
+			return nil
+		}
+		return &KeyError{Policy: p, Action: p.onKey, Err: err}
+	}
+	// The namespaced key, as Prepare writes it: in res.keys when it
+	// fits, else in an allocation of its own; never written again while
+	// the string lives (see Prepare).
+	total := len(p.name) + 1 + len(key)
+	var b []byte
+	if total <= int(res.keyRoom) {
+		b = unsafe.Slice(res.keys, res.keyRoom)[:0]
+	} else {
+		b = make([]byte, 0, total)
+	}
+	b = append(b, p.name...)
+	b = append(b, ':')
+	b = append(b, key...)
+	*c = algorithms.Check{Spec: p.spec, Key: unsafe.String(&b[0], len(b)), Cost: 1}
+	res.mask, res.n = 1<<i, 1
+	return nil
+}
+
+// policyKey finds the key of p, a policy of s, for r, as Prepare does:
+// its key function's, handed the route on kr (r, or the copy of r that
+// hands the key functions the route, made once the first of them needs
+// it: asked), a long key or one starting with '#' written as its digest,
+// an empty key an error. refused: the request is refused for its cost
+// already (see keyOnceRefused).
+func (s *Set) policyKey(r *http.Request, kr **http.Request, asked *bool, p *Policy, refused bool) (key string, err error) {
+	if !*asked && s.ownPattern && (r.Pattern != "" || p.routeFallback && RoutePattern(r) == "") {
+		// A pattern set before the Set's own pattern function
+		// answers is an outer router's ("/api/" of a mux mounted
+		// in another, "/api/*" of a chi mount), not the route
+		// Match found: a route key part reads the one Match did.
+		// So does one behind a fallback before routing, up
+		// front: its ErrNoRoute would cost a second call of the
+		// key function (the retry below).
+		*asked = true
+		*kr = r.WithContext(keyfunc.WithRoute(r.Context(), s.keyRoute(r)))
+	}
+	key, err = keyOf(p.key, r, *kr, refused)
+	if err != nil && errors.Is(err, keyfunc.ErrNoRoute) && *kr == r {
+		// No route known to the key function (the router has
+		// not run): the one the Set's pattern function found,
+		// if any, as Match found it.
+		if pat := s.keyRoute(r); pat != "" {
+			key, err = keyOf(p.key, r, r.WithContext(keyfunc.WithRoute(r.Context(), pat)), refused)
+		}
+	}
+	if len(key) > keyfunc.MaxKeyLen || len(key) > 0 && key[0] == '#' {
+		// A value of any length the client may have chosen (a
+		// lone header): bounded, as keyfunc.Namespace and the
+		// config's keys bound theirs. A key starting with '#'
+		// is written as a digest too, so that no key sent as
+		// it is meets another's digest.
+		key = digestKey(key)
+	}
+	if err == nil && key == "" {
+		// An empty key is no key (as keyfunc's combinators read
+		// it), never the one bucket "name:" every such request
+		// would share.
+		err = errEmptyKey
+	}
+	return key, err
 }
 
 // errPanicked is the key error of a key function that panicked once the
