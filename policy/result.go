@@ -117,8 +117,7 @@ func (res *Result) decisions() []algorithms.Decision {
 	if !res.taken {
 		return nil
 	}
-	_, ds := res.parts()
-	return ds
+	return unsafe.Slice(res.decs, uint8(res.n)) // n, never negative, as a uint8: no check of it
 }
 
 // give makes res keep its checks and decisions in checks and decs, and
@@ -152,7 +151,8 @@ func (res *Result) grow(k int) {
 
 // parts returns the checks and decisions of the evaluated policies.
 func (res *Result) parts() ([]algorithms.Check, []algorithms.Decision) {
-	return unsafe.Slice(res.chks, res.n), unsafe.Slice(res.decs, res.n)
+	n := uint8(res.n) // never negative: as a uint8, unsafe.Slice needs no check of it
+	return unsafe.Slice(res.chks, n), unsafe.Slice(res.decs, n)
 }
 
 // Prepare resets res and fills it with one check per policy of s in mask
