@@ -68,7 +68,8 @@ const (
 //   - MaxKeys/<kind>: a flood of keys never makes the store refuse a key and
 //     does not evict a key being limited (needs h.NewBounded);
 //   - InvalidChecks/<case>: bad specs and costs are errors that say which
-//     field, and consume nothing;
+//     field, and consume nothing; InvalidChecks/cost_above_capacity_held/<kind>:
+//     also on keys the store already holds, alone and beside another check;
 //   - RepeatCost/<kind>/<case>: checks of one call on one key under one
 //     Spec that ask together for more than the key can ever admit at once
 //     are the Model's *algorithms.CostError, consume nothing, and are

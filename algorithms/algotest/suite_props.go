@@ -523,6 +523,9 @@ func runInvalidChecks(t *testing.T, h Harness) {
 			})
 		})
 	}
+	for _, spec := range kindSpecs(4) {
+		t.Run("cost_above_capacity_held/"+string(spec.Algorithm), func(t *testing.T) { costAboveHeld(t, h, spec) })
+	}
 	t.Run("cost_at_capacity_is_valid", func(t *testing.T) {
 		e := newEnv(t, h)
 		for _, spec := range append(kindSpecs(4), queue) {
@@ -531,6 +534,36 @@ func runInvalidChecks(t *testing.T, h Harness) {
 			}
 		}
 	})
+}
+
+// costAboveHeld: a check costing one more than its capacity, on a key the
+// store already holds under its Spec (whose state the store has at hand,
+// unlike a fresh store's, where the error may come from making the
+// Spec's table), alone and beside an admissible check of another held
+// key, is a *algorithms.CostError, not a denial, and consumes nothing:
+// the key and the other key then decide as the Model, which saw neither
+// call.
+func costAboveHeld(t *testing.T, h Harness, spec algorithms.Spec) {
+	e := newEnv(t, h)
+	one := algorithms.Check{Spec: spec, Key: "k"}
+	other := algorithms.Check{Spec: spec, Key: "other"}
+	e.take(0, one)
+	e.take(0, other)
+	bad := algorithms.Check{Spec: spec, Key: "k", Cost: capacity(spec) + 1}
+	for _, call := range [][]algorithms.Check{{bad}, {other, bad}, {bad, other}} {
+		ds, err := e.store.Take(e.ctx, call...)
+		var ce *algorithms.CostError
+		switch {
+		case err == nil:
+			t.Errorf("Take(%s) on held keys = %+v, nil; want a *algorithms.CostError (a cost above the capacity is an error, not a denial)", formatChecks(call), ds)
+		case !errors.Is(err, algorithms.ErrInvalidCost) || !errors.As(err, &ce):
+			t.Errorf("Take(%s) on held keys: error %q, want a *algorithms.CostError matching algorithms.ErrInvalidCost", formatChecks(call), err)
+		case ce.Cost != bad.Cost:
+			t.Errorf("Take(%s) on held keys: error %q reports cost %d, want %d", formatChecks(call), err, ce.Cost, bad.Cost)
+		}
+	}
+	e.take(0, one)
+	e.take(0, other)
 }
 
 func runContext(t *testing.T, h Harness) {
