@@ -392,6 +392,7 @@ func runGiveBack(t *testing.T, h Harness) {
 		})
 	}
 
+	t.Run("reckoned_midway", func(t *testing.T) { giveBackMidway(t, h) })
 	t.Run("denied_take", func(t *testing.T) {
 		e := newG(t)
 		sp := giveBackSpecs()[0]
