@@ -1,0 +1,74 @@
+package algorithms_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+)
+
+// TestMemoryStoreSweptKeyNamedTwiceDecidedAtTheSweepsInstant: as
+// TestMemoryStoreSweptKeyDecidedAtTheSweepsInstant, with the new key
+// named twice in one Take: both checks are decided at the sweep's instant
+// (where the dropped key was idle from), every duration of both seen
+// from the Take's instant, lag earlier: ResetAfter, NextAfter and, for a
+// leaky_queue, the second check's Delay (its place departs 2·W/L after
+// the first's, the first's at the sweep's instant).
+func TestMemoryStoreSweptKeyNamedTwiceDecidedAtTheSweepsInstant(t *testing.T) {
+	const lag = time.Millisecond
+	sweepAt := epoch.Add(10 * time.Second)
+	// How long before it becomes idle the key is taken (cost 2 of 5 a
+	// second), as in TestMemoryStoreSweptKeyDecidedAtTheSweepsInstant:
+	// it is idle from the sweep's instant on.
+	idleAfter := map[algorithms.Kind]time.Duration{
+		algorithms.FixedWindow:    time.Second,
+		algorithms.SlidingWindow:  2 * time.Second,
+		algorithms.SlidingLog:     time.Second + 1,
+		algorithms.SlidingBuckets: time.Second,
+		algorithms.TokenBucket:    400 * time.Millisecond,
+		algorithms.LeakyBucket:    400 * time.Millisecond,
+		algorithms.LeakyQueue:     400 * time.Millisecond,
+	}
+	for _, k := range algorithms.Kinds {
+		spec := kindSpec(k, 5, 5)
+		c := algorithms.Check{Spec: spec, Key: "k", Cost: 2}
+		t.Run(string(k), func(t *testing.T) {
+			ref, refClk := newStore(t)
+			refClk.Set(sweepAt)
+			want := take(t, ref, c, c)
+			for i := range want {
+				if want[i].ResetAfter > 0 {
+					want[i].ResetAfter += lag
+				}
+				if want[i].NextAfter > 0 {
+					want[i].NextAfter += lag
+				}
+				if want[i].Delay > 0 {
+					want[i].Delay += lag
+				}
+			}
+
+			clk := &hookClock{}
+			clk.ns.Store(sweepAt.Add(-idleAfter[k]).UnixNano())
+			s, err := algorithms.NewMemoryStore(algorithms.WithClock(clk))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			take(t, s, c)
+			clk.ns.Store(sweepAt.Add(-lag).UnixNano())
+			clk.hook = func() {
+				clk.ns.Store(sweepAt.UnixNano())
+				if n := s.Sweep(); n != 1 {
+					t.Errorf("Sweep() = %d, want 1", n)
+				}
+			}
+			got := take(t, s, c, c)
+			for i := range got {
+				if got[i] != want[i] {
+					t.Errorf("check %d of a Take naming the key twice, %v before a sweep that dropped it = %+v, want %+v (a new key's at the sweep, durations %v longer)", i, lag, got[i], want[i], lag)
+				}
+			}
+		})
+	}
+}
