@@ -118,7 +118,8 @@ const (
 //   - Reset/<case>: for an algorithms.Resetter, a key exhausted and reset
 //     is admitted with its whole allowance at the same instant, under
 //     every kind, while the key under another Spec and other keys keep
-//     their state; an unknown key is no error; an invalid Spec fails the
+//     their state; an unknown key (or Spec) is no error, and the call's
+//     checks after it are reset all the same; an invalid Spec fails the
 //     call and resets nothing; a done context or a closed store fails it;
 //     Reset/model_traces compares random Takes and Resets with the Model
 //     ([Model.Reset]), and a reset key's later Takes with a key never seen;

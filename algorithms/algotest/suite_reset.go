@@ -144,6 +144,25 @@ func runReset(t *testing.T, h Harness) {
 			t.Errorf("%s reset twice: Remaining %d, want %d", specs[0], d.Remaining, specs[0].Capacity()-1)
 		}
 	})
+	t.Run("unknown_before_held", func(t *testing.T) {
+		// A call whose first checks name a Spec the store never saw and
+		// a key never seen under a Spec it holds, then held keys of
+		// every kind, exhausted: the held keys are reset all the same.
+		e := newResetEnv(t, h)
+		unseen := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 77, Window: time.Hour}
+		call := []algorithms.Check{{Spec: unseen, Key: "k"}, {Spec: specs[0], Key: "never"}}
+		for _, spec := range specs {
+			k := algorithms.Check{Spec: spec, Key: "k"}
+			e.exhaust(0, k)
+			call = append(call, k)
+		}
+		e.mustReset(time.Millisecond, call...)
+		for _, spec := range specs {
+			if d := e.take(time.Millisecond, algorithms.Check{Spec: spec, Key: "k"})[0]; !d.Allowed || d.Remaining != spec.Capacity()-1 {
+				t.Errorf("%s after a reset whose first checks named an unknown Spec and an unknown key: %+v, want Remaining %d", spec, d, spec.Capacity()-1)
+			}
+		}
+	})
 	t.Run("invalid_spec", func(t *testing.T) {
 		bads := []struct {
 			spec  algorithms.Spec
