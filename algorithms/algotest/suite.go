@@ -104,9 +104,11 @@ const (
 //     a Take's units while they still count and not after, with other
 //     requests between, costs above 1, a denied Take, stacked checks;
 //     a sliding_log give-back a window ahead forgets no event that a
-//     Take at an earlier instant counts (log_ahead); a reckoning
-//     halfway between the Take's window (bucket) and the next, or 1 ns
-//     either side, picks the nearer, a tie the later (reckoned_midway);
+//     Take at an earlier instant counts (log_ahead); the logged instant
+//     nearest the reckoning gives back no more units than it holds
+//     (log_nearest_holds_less); a reckoning halfway between the Take's
+//     window (bucket) and the next, or 1 ns either side, picks the
+//     nearer, a tie the later (reckoned_midway);
 //     every report is the Model's ([Model.GiveBackAt]), and
 //     GiveBack/model_traces compares random Takes and give-backs with it;
 //   - Peek/<case>: for an algorithms.Peeker, random traces whose every

@@ -459,6 +459,25 @@ func runGiveBack(t *testing.T, h Harness) {
 			t.Errorf("A given back beside B: %+v, want given, 4 left, ResetAfter 10.000000001s", got[0])
 		}
 	})
+	t.Run("log_nearest_holds_less", func(t *testing.T) {
+		// sliding_log: A (1 unit) at +1 s, B (3 units) at +2 s; B given
+		// back at +3 s by a caller whose wait is 0.6 s too long: reckoned
+		// at +1.4 s, nearer A's instant, whose event loses what it holds,
+		// 1 unit, not the cost of 3: B's 3 still count (2 left, clear
+		// W + 1 ns after +2 s), and a Take of 2 fills the window.
+		e := newG(t)
+		sp := giveBackSpecs()[2]
+		e.take(s, algorithms.Check{Spec: sp, Key: "k"})
+		b := []algorithms.Check{{Spec: sp, Key: "k", Cost: 3}}
+		ds := e.take(2*s, b...)
+		got := giveBackBoth(t, e.clock, e.store, e.model, 3*s, 1600*ms, b, ds)[0]
+		if !got.Given || got.Remaining != 2 || got.ResetAfter != 9*s+1 {
+			t.Errorf("B given back reckoned at +1.4 s: %+v, want given, 2 left, ResetAfter 9.000000001s (B's 3 units)", got)
+		}
+		if d := e.take(3*s, algorithms.Check{Spec: sp, Key: "k", Cost: 2})[0]; !d.Allowed || d.Remaining != 0 {
+			t.Errorf("a Take of 2 at +3 s after the give-back: %+v, want admitted with 0 left", d)
+		}
+	})
 	t.Run("log_ahead", func(t *testing.T) {
 		// sliding_log 5 per 10 s: 2 units at +1 s, 3 at +6 s; the +6 s
 		// Take given back at +11.5 s (a window after +1 s) gives back one
