@@ -50,6 +50,56 @@ func TestBucketReportFastPath(t *testing.T) {
 	}
 }
 
+// TestBucketReportWholeEmission compares bucketReport with
+// bucketReportExact on random states of buckets whose window is a whole
+// number of nanoseconds a unit (W = k·L: most limits in practice), which
+// bucketReport decides with one 64-bit division.
+func TestBucketReportWholeEmission(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for i := range 200_000 {
+		s := randomSpec(r, TokenBucket)
+		// W = k·L within [MinWindow, MaxWindow]: k from 1 (L up to 10^9
+		// ns a window) to MaxWindow/L.
+		kMin := max(1, (int64(MinWindow)+s.Limit-1)/s.Limit)
+		kMax := int64(MaxWindow) / s.Limit
+		if kMax < kMin {
+			continue
+		}
+		k := kMin + r.Int64N(kMax-kMin+1)
+		if i%4 == 0 {
+			k = kMin + r.Int64N(min(kMax-kMin+1, 3)) // a few ns a unit: b·L + x near W
+		}
+		s.Window = time.Duration(k * s.Limit)
+		if s.Validate() != nil {
+			t.Fatalf("spec %+v invalid", s)
+		}
+		p := newParams(s)
+		if p.emR != 0 {
+			t.Fatalf("params %+v: emR %d, want 0", p, p.emR)
+		}
+		now := int64(1e18) + r.Int64N(int64(MaxWindow))
+		ahead := mulDivCeil(p.capacity, p.window, p.limit)
+		c := cell{t: now - p.window + r.Int64N(ahead+p.window), x: uint32(r.Int64N(p.limit))}
+		switch r.IntN(50) {
+		case 0:
+			c.t = now + ahead + r.Int64N(int64(MaxWindow)) // the clock went back: more than empty
+		case 1, 2:
+			c.t = now + p.emQ*r.Int64N(p.capacity+1) // on a unit's boundary
+		}
+		if r.IntN(5) == 0 {
+			c.x = 0
+		}
+		n := 1 + r.Int64N(p.capacity)
+		c, ok := p.bucketAdmit(c, now, n, true)
+		var got, want Decision
+		p.bucketReport(&got, c, now, n, ok)
+		p.bucketReportExact(&want, c, now, n, ok)
+		if got != want {
+			t.Fatalf("params %+v, state %+v at %d, cost %d, ok %v:\nbucketReport      %+v\nbucketReportExact %+v", p, c, now, n, ok, got, want)
+		}
+	}
+}
+
 // TestSlidingNextAfterFastPath compares slidingReport's NextAfter for an
 // empty previous window with slidingWait.
 func TestSlidingNextAfterFastPath(t *testing.T) {

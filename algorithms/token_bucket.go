@@ -47,6 +47,32 @@ func (p *params) bucketReport(d *Decision, c cell, t, n int64, ok bool) {
 		return
 	}
 	dt := c.t - t // D = dt + x/L, with 0 <= x < L
+	if ok && p.emR == 0 {
+		// W = emQ·L (a whole number of nanoseconds a unit): with dt =
+		// a·emQ + b, 0 <= b < emQ, D·L = dt·L + x = a·W + (b·L + x), where
+		// b·L + x < W. So ceil(D·L/W) is a, or a+1 when b·L + x > 0, and
+		// the wait for one unit more, ceil((D·L − (q−1)·W)/L) (see below),
+		// is ceil((b·L + x)/L) = b + ceil(x/L), or W/L = emQ when b·L + x
+		// is 0: one 64-bit division, none by L.
+		a, b := uint64(dt)/uint64(p.emQ), uint64(dt)%uint64(p.emQ)
+		q, next := a, p.emQ
+		if b > 0 || c.x > 0 {
+			q++
+			next = int64(b)
+			if c.x > 0 {
+				next++
+			}
+		}
+		if q <= uint64(p.capacity) {
+			reset := dur(dt) // ceil(D·L/L) = dt + ceil(x/L)
+			if c.x > 0 {
+				reset++
+			}
+			d.Allowed, d.Limit, d.Remaining = true, p.capacity, p.capacity-int64(q)
+			d.RetryAfter, d.ResetAfter, d.NextAfter, d.Delay = 0, reset, dur(next), 0
+			return
+		}
+	}
 	hi, lo := bits.Mul64(uint64(dt), uint64(p.limit))
 	lo, carry := bits.Add64(lo, uint64(c.x), 0)
 	hi += carry // D·L
