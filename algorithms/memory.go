@@ -411,7 +411,7 @@ func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (d Decision, err err
 		t = clampInstant(s.clock.Now().UnixNano())
 	}
 	h := s.hash(c.Key)
-	sh := &s.shards[h&s.mask]
+	sh := &s.shards[h&s.mask&(numShards-1)] // s.mask < numShards: no bounds check
 	n := c.Cost
 	if n == 0 {
 		n = 1
@@ -425,26 +425,15 @@ func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (d Decision, err err
 	if tb == nil || !sameSpec(&tb.spec, &c.Spec) {
 		tb = sh.lookupList(&c.Spec)
 	}
-	lim := c.Limit
-	if tb == nil || n < 1 || (n > tb.p.capacity && lim == 0) || lim != 0 && (n > lim || !tb.p.judgeable(lim)) {
+	// n < 1 || n > capacity in one comparison (capacity >= 1; n−1 wraps
+	// to 2^63−1 for MinInt64).
+	if tb == nil || c.Limit != 0 || uint64(n-1) >= uint64(tb.p.capacity) {
+		if tb != nil && c.Limit != 0 {
+			return s.takeOneJudged(sh, &c, tb, h, n, t)
+		}
 		return s.takeOne(sh, &c, tb, h, n, t)
 	}
 	sh.lockAt(t)
-	if lim != 0 {
-		// A held key in place; the steps of a Take for a new key, a
-		// table a compaction dropped since the lookup, or a shard whose
-		// sweep emptied a table (they drop it first: it would shift
-		// where eviction's sample starts).
-		held := false
-		if !tb.dead && !sh.compactDue {
-			d, held = takeJudgedHeld(tb, h, n, lim, t)
-		}
-		sh.mu.Unlock()
-		if !held {
-			return s.takeJudged(sh, &c, h, t)
-		}
-		return d, nil
-	}
 	if tb.dead {
 		// A compaction dropped it since the lookup.
 		sh.mu.Unlock()
@@ -564,6 +553,32 @@ func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (d Decision, err err
 		p.slidingReport(&d, cl, t, n, ok, avail)
 	default:
 		p.bucketReport(&d, cl, t, n, ok)
+	}
+	return d, nil
+}
+
+// takeOneJudged is TakeOne for a check judged at a limit of its own
+// ([Check.Limit]) of a Spec the shard has a table for (tb): a held key in
+// place; the steps of a Take for a new key, an invalid check, a table a
+// compaction dropped since the lookup, or a shard whose sweep emptied a
+// table (they drop it first: it would shift where eviction's sample
+// starts).
+func (s *MemoryStore) takeOneJudged(sh *shard, c *Check, tb *table, h uint64, n, t int64) (Decision, error) {
+	lim := c.Limit
+	if n < 1 || n > lim || !tb.p.judgeable(lim) {
+		return s.takeJudged(sh, c, h, t)
+	}
+	var (
+		d    Decision
+		held bool
+	)
+	sh.lockAt(t)
+	if !tb.dead && !sh.compactDue {
+		d, held = takeJudgedHeld(tb, h, n, lim, t)
+	}
+	sh.mu.Unlock()
+	if !held {
+		return s.takeJudged(sh, c, h, t)
 	}
 	return d, nil
 }
