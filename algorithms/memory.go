@@ -511,8 +511,8 @@ func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (d Decision, err err
 	cp := &kt.cs[i]
 	cl := *cp
 	var (
-		ok    bool
-		avail int64
+		ok, quick bool
+		avail     int64
 	)
 	switch tb.fast {
 	case fastFixed:
@@ -528,7 +528,11 @@ func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (d Decision, err err
 			sh.mu.Unlock()
 			return d, nil
 		}
-		cl, ok, avail = p.slidingAdmit(cl, t, n, true)
+		// In line for a state in the window of t whose previous window
+		// is empty.
+		if cl, ok, avail, quick = p.slidingAdmitQuick(cl, t, n); !quick {
+			cl, ok, avail = p.slidingAdmit(cl, t, n, true)
+		}
 	case fastBucket:
 		cl, ok = p.bucketAdmit(cl, t, n, true)
 	default:
@@ -550,7 +554,11 @@ func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (d Decision, err err
 	case fastFixed:
 		p.fixedReport(&d, cl, t, ok)
 	case fastSliding:
-		p.slidingReport(&d, cl, t, n, ok, avail)
+		if ok && quick {
+			p.slidingReportQuick(&d, cl, t, avail)
+		} else {
+			p.slidingReport(&d, cl, t, n, ok, avail)
+		}
 	default:
 		p.bucketReport(&d, cl, t, n, ok)
 	}

@@ -116,3 +116,57 @@ func TestSlidingNextAfterFastPath(t *testing.T) {
 		}
 	}
 }
+
+// TestSlidingQuickPath compares slidingAdmitQuick and slidingReportQuick,
+// TakeOne's in-line path, with slidingAdmit and slidingReport on random
+// states: in the window of t or not, with an empty previous window or
+// not, at the limit or below.
+func TestSlidingQuickPath(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	quick := 0
+	for range 200_000 {
+		p := newParams(randomSpec(r, SlidingWindow))
+		c := cell{t: 1e18, y: uint32(r.Int64N(p.limit + 1))}
+		if r.IntN(3) == 0 {
+			c.x = uint32(r.Int64N(p.limit + 1))
+		}
+		if r.IntN(4) == 0 {
+			c.y = uint32(p.limit - r.Int64N(min(p.limit, 3)))
+		}
+		now := c.t + r.Int64N(p.window)
+		if r.IntN(5) == 0 {
+			now = c.t + r.Int64N(3*p.window)
+		}
+		n := 1 + r.Int64N(p.limit)
+		if r.IntN(2) == 0 {
+			n = 1 + r.Int64N(min(p.limit, 3))
+		}
+		wc, wok, wavail := p.slidingAdmit(c, now, n, true)
+		gc, gok, gavail, done := p.slidingAdmitQuick(c, now, n)
+		if !done {
+			if gc != c {
+				t.Fatalf("params %+v, state %+v at %d, cost %d: not done, state %+v, want it unchanged", p, c, now, n, gc)
+			}
+			if now-c.t < p.window && c.x == 0 {
+				t.Fatalf("params %+v, state %+v at %d, cost %d: not done", p, c, now, n)
+			}
+			continue
+		}
+		if gc != wc || gok != wok || gavail != wavail {
+			t.Fatalf("params %+v, state %+v at %d, cost %d: slidingAdmitQuick %+v %v %d, slidingAdmit %+v %v %d", p, c, now, n, gc, gok, gavail, wc, wok, wavail)
+		}
+		if !gok {
+			continue
+		}
+		quick++
+		var got, want Decision
+		p.slidingReportQuick(&got, gc, now, gavail)
+		p.slidingReport(&want, wc, now, n, wok, wavail)
+		if got != want {
+			t.Fatalf("params %+v, state %+v at %d, cost %d:\nslidingReportQuick %+v\nslidingReport      %+v", p, gc, now, n, got, want)
+		}
+	}
+	if quick < 50_000 {
+		t.Errorf("%d admitted on the quick path, want at least 50,000", quick)
+	}
+}

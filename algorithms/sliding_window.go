@@ -47,6 +47,34 @@ func (p *params) slidingAdmit(c cell, t, n int64, consume bool) (cell, bool, int
 	return c, true, avail
 }
 
+// slidingAdmitQuick is slidingAdmit consuming, in line, for a state in the
+// window of t (t >= c.t) whose previous window is empty (c.x = 0), and
+// reports true in done; for any other state it decides nothing and
+// reports false, with c as it was.
+func (p *params) slidingAdmitQuick(c cell, t, n int64) (nc cell, ok bool, avail int64, done bool) {
+	if t-c.t >= p.window || c.x > 0 {
+		return c, false, 0, false
+	}
+	avail = p.limit - int64(c.y)
+	if avail < n {
+		return c, false, avail, true
+	}
+	c.y += uint32(n)
+	return c, true, avail - n, true
+}
+
+// slidingReportQuick is slidingReport for a request slidingAdmitQuick
+// admitted (done and ok), given the state and the units available it
+// returned: the previous window is empty and 1 <= curr <= L, the case of
+// slidingReport's shortcut. In line; it sets each field of *d once, as
+// fixedReport does.
+func (p *params) slidingReportQuick(d *Decision, c cell, t, avail int64) {
+	W, curr := p.window, int64(c.y)
+	left := W - (t - c.t) // of the current window
+	d.Allowed, d.Limit, d.Remaining = true, p.limit, avail
+	d.RetryAfter, d.ResetAfter, d.NextAfter, d.Delay = 0, dur(left+W), dur(left+(W+curr-1)/curr), 0
+}
+
 // slidingReport writes to *d the Decision of a request of cost n decided
 // at t with outcome ok, given the state c and the units available avail
 // after slidingAdmit.
