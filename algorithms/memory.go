@@ -534,7 +534,12 @@ func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (d Decision, err err
 			cl, ok, avail = p.slidingAdmit(cl, t, n, true)
 		}
 	case fastBucket:
-		cl, ok = p.bucketAdmit(cl, t, n, true)
+		// In line for a window of a whole number of nanoseconds a unit.
+		if quick = p.emR == 0; quick {
+			cl, ok = p.bucketAdmitQuick(cl, t, n)
+		} else {
+			cl, ok = p.bucketAdmit(cl, t, n, true)
+		}
 	default:
 		// leaky_queue, in one step (on a copy of its own: cl, whose
 		// address is never taken, stays in registers for the others).
@@ -560,7 +565,11 @@ func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (d Decision, err err
 			p.slidingReport(&d, cl, t, n, ok, avail)
 		}
 	default:
-		p.bucketReport(&d, cl, t, n, ok)
+		if ok && quick {
+			p.bucketReportWhole(&d, cl, t) // admitted: not full, at most C in use
+		} else {
+			p.bucketReport(&d, cl, t, n, ok)
+		}
 	}
 	return d, nil
 }

@@ -50,10 +50,10 @@ func TestBucketReportFastPath(t *testing.T) {
 	}
 }
 
-// TestBucketReportWholeEmission compares bucketReport with
-// bucketReportExact on random states of buckets whose window is a whole
-// number of nanoseconds a unit (W = k·L: most limits in practice), which
-// bucketReport decides with one 64-bit division.
+// TestBucketReportWholeEmission compares, on random states of buckets whose
+// window is a whole number of nanoseconds a unit (W = k·L: most limits in
+// practice), bucketAdmitQuick with bucketAdmit, and bucketReport and
+// bucketReportWhole (after an admission) with bucketReportExact.
 func TestBucketReportWholeEmission(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	for i := range 200_000 {
@@ -90,12 +90,28 @@ func TestBucketReportWholeEmission(t *testing.T) {
 			c.x = 0
 		}
 		n := 1 + r.Int64N(p.capacity)
+		if r.IntN(2) == 0 {
+			n = 1 + r.Int64N(min(p.capacity, 3))
+		}
+		c0 := c
+		qc, qok := p.bucketAdmitQuick(c, now, n)
 		c, ok := p.bucketAdmit(c, now, n, true)
+		if qc != c || qok != ok {
+			t.Fatalf("params %+v, state %+v at %d, cost %d: bucketAdmitQuick %+v %v, bucketAdmit %+v %v", p, c0, now, n, qc, qok, c, ok)
+		}
 		var got, want Decision
 		p.bucketReport(&got, c, now, n, ok)
 		p.bucketReportExact(&want, c, now, n, ok)
 		if got != want {
 			t.Fatalf("params %+v, state %+v at %d, cost %d, ok %v:\nbucketReport      %+v\nbucketReportExact %+v", p, c, now, n, ok, got, want)
+		}
+		if ok {
+			// TakeOne's in-line report of a quick admission.
+			var whole Decision
+			p.bucketReportWhole(&whole, c, now)
+			if whole != want {
+				t.Fatalf("params %+v, state %+v at %d, cost %d:\nbucketReportWhole %+v\nbucketReportExact %+v", p, c, now, n, whole, want)
+			}
 		}
 	}
 }

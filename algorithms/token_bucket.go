@@ -47,31 +47,10 @@ func (p *params) bucketReport(d *Decision, c cell, t, n int64, ok bool) {
 		return
 	}
 	dt := c.t - t // D = dt + x/L, with 0 <= x < L
-	if ok && p.emR == 0 {
-		// W = emQ·L (a whole number of nanoseconds a unit): with dt =
-		// a·emQ + b, 0 <= b < emQ, D·L = dt·L + x = a·W + (b·L + x), where
-		// b·L + x < W. So ceil(D·L/W) is a, or a+1 when b·L + x > 0, and
-		// the wait for one unit more, ceil((D·L − (q−1)·W)/L) (see below),
-		// is ceil((b·L + x)/L) = b + ceil(x/L), or W/L = emQ when b·L + x
-		// is 0: one 64-bit division, none by L.
-		a, b := uint64(dt)/uint64(p.emQ), uint64(dt)%uint64(p.emQ)
-		q, next := a, p.emQ
-		if b > 0 || c.x > 0 {
-			q++
-			next = int64(b)
-			if c.x > 0 {
-				next++
-			}
-		}
-		if q <= uint64(p.capacity) {
-			reset := dur(dt) // ceil(D·L/L) = dt + ceil(x/L)
-			if c.x > 0 {
-				reset++
-			}
-			d.Allowed, d.Limit, d.Remaining = true, p.capacity, p.capacity-int64(q)
-			d.RetryAfter, d.ResetAfter, d.NextAfter, d.Delay = 0, reset, dur(next), 0
-			return
-		}
+	if ok && p.emR == 0 && dt < p.capacity*p.emQ {
+		// R = dt + ceil(x/L) <= C·emQ (C·emQ = C·W/L <= MaxWindow).
+		p.bucketReportWhole(d, c, t)
+		return
 	}
 	hi, lo := bits.Mul64(uint64(dt), uint64(p.limit))
 	lo, carry := bits.Add64(lo, uint64(c.x), 0)
@@ -97,6 +76,43 @@ func (p *params) bucketReport(d *Decision, c cell, t, n int64, ok bool) {
 		}
 	}
 	p.bucketReportExact(d, c, t, n, ok)
+}
+
+// bucketAdmitQuick is bucketAdmit consuming, in line, for a bucket whose
+// window is a whole number of nanoseconds a unit (emR = 0: W = emQ·L; the
+// caller tells). n units are there when D·L = dt·L + x <= (C−n)·W =
+// (C−n)·emQ·L, that is (0 <= x < L) when dt < (C−n)·emQ, or dt =
+// (C−n)·emQ and x = 0; taking them moves F on by n·emQ exactly. (Within
+// C·W/L <= MaxWindow: Spec.Validate.)
+func (p *params) bucketAdmitQuick(c cell, t, n int64) (cell, bool) {
+	if c.t < t || (c.t == t && c.x == 0) {
+		return cell{t: t + n*p.emQ}, true // full
+	}
+	if dt, room := c.t-t, (p.capacity-n)*p.emQ; dt > room || (dt == room && c.x > 0) {
+		return c, false
+	}
+	c.t += n * p.emQ
+	return c, true
+}
+
+// bucketReportWhole is bucketReport, in line, for an admitted request on a
+// bucket whose window is a whole number of nanoseconds a unit (emR = 0: W
+// = emQ·L) that is not full at t (c.t > t, or c.t = t and x > 0) and has
+// at most C units in use (R <= C·emQ below), as after any admission.
+//
+// With R = ceil(D·L/L) = dt + ceil(x/L) (ResetAfter), ceil(D·L/W) =
+// ceil((dt + x/L)/emQ) is ceil(R/emQ) = u+1, where R−1 = u·emQ + r, 0 <= r
+// < emQ; and the wait for one unit more, ceil((D·L − u·W)/L) (see
+// bucketReport), is R − u·emQ = r+1: one 64-bit division, none by L. It
+// sets each field of *d once, as fixedReport does.
+func (p *params) bucketReportWhole(d *Decision, c cell, t int64) {
+	reset := c.t - t
+	if c.x > 0 {
+		reset++
+	}
+	u, r := uint64(reset-1)/uint64(p.emQ), uint64(reset-1)%uint64(p.emQ)
+	d.Allowed, d.Limit, d.Remaining = true, p.capacity, p.capacity-1-int64(u)
+	d.RetryAfter, d.ResetAfter, d.NextAfter, d.Delay = 0, dur(reset), dur(int64(r)+1), 0
 }
 
 // bucketReportExact is bucketReport in 128-bit arithmetic, for any state.
