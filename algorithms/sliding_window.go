@@ -72,7 +72,7 @@ func (p *params) slidingReportQuick(d *Decision, c cell, t, avail int64) {
 	W, curr := p.window, int64(c.y)
 	left := W - (t - c.t) // of the current window
 	d.Allowed, d.Limit, d.Remaining = true, p.limit, avail
-	d.RetryAfter, d.ResetAfter, d.NextAfter, d.Delay = 0, dur(left+W), dur(left+(W+curr-1)/curr), 0
+	d.RetryAfter, d.ResetAfter, d.NextAfter, d.Delay = 0, dur(left+W), dur(left+int64(uint64(W+curr-1)/uint64(curr))), 0
 }
 
 // slidingReport writes to *d the Decision of a request of cost n decided
