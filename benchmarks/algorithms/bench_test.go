@@ -51,6 +51,28 @@ func benchSpec(k algorithms.Kind) algorithms.Spec {
 	return s
 }
 
+// slidingClockWindow is sliding_window's window in the "clock" runs. A key
+// in its first window (or after an idle one) has no previous count to
+// weigh, which the store decides on a shorter path: at benchSpec's hour,
+// every decision of a run would be on it. A hot key's steady state is a
+// previous window with counts: at 10 ms, a run of 300 ms spends at most its
+// first 10 ms without one, and each of BenchmarkKeysParallel's keys (about
+// a thousand requests a second each) has some in its previous window.
+// The peers' Specs keep the hour: their work per decision does not depend
+// on it (httprate reads both windows' counts whether or not they are
+// empty), and an hour rolls over no window during a run.
+const slidingClockWindow = 10 * time.Millisecond
+
+// storeSpec is the Spec of our decider for kind k: benchSpec's, but for
+// sliding_window through the clock, whose window is slidingClockWindow.
+func storeSpec(k algorithms.Kind, fixed bool) algorithms.Spec {
+	s := benchSpec(k)
+	if k == algorithms.SlidingWindow && !fixed {
+		s.Window = slidingClockWindow
+	}
+	return s
+}
+
 // decider is one way of deciding a request for a key. It reports false
 // only when the decision failed (an error), not when it denied.
 type decider interface{ allow(key string) bool }
@@ -69,12 +91,34 @@ func (d *storeDecider) allow(key string) bool {
 	return err == nil
 }
 
+// slidingSeed is how many of sliding_window's decisions with a fixed now
+// are in the previous window, before the run's own (see newStoreDecider).
+const slidingSeed = 100
+
+
 func newStoreDecider(b testing.TB, k algorithms.Kind, fixed bool) decider {
 	var opts []algorithms.MemoryOption
 	if fixed {
 		now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 		clock := func() time.Time { return now }
-		if s := benchSpec(k); k == algorithms.SlidingLog {
+		s := benchSpec(k)
+		switch k {
+		case algorithms.SlidingWindow:
+			// A hot key's steady state: the previous window holds a
+			// count, which the estimate weighs (see slidingClockWindow).
+			// The first hundred readings (decisions) are a minute before
+			// the window's start, in the previous window; every later
+			// one is a minute after it.
+			now = now.Add(time.Minute)
+			prev, seed := now.Add(-2*time.Minute), slidingSeed
+			clock = func() time.Time {
+				if seed > 0 {
+					seed--
+					return prev
+				}
+				return now
+			}
+		case algorithms.SlidingLog:
 			// A log at its limit of 100 admits nothing more at one instant:
 			// at a frozen now every decision after the 100th would be a
 			// denial (a read-only view, cheaper than a count). Each reading
@@ -92,7 +136,7 @@ func newStoreDecider(b testing.TB, k algorithms.Kind, fixed bool) decider {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return &storeDecider{s, algorithms.Check{Spec: benchSpec(k)}}
+	return &storeDecider{s, algorithms.Check{Spec: storeSpec(k, fixed)}}
 }
 
 // httprateDecider is httprate's decision as its middleware makes it

@@ -4,6 +4,7 @@ import (
 	"context"
 	"hash/maphash"
 	"testing"
+	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 )
@@ -115,5 +116,35 @@ func TestBenchSpecsOutlastARun(t *testing.T) {
 		if c := s.Capacity(); c < run {
 			t.Errorf("%s (%s): capacity %d at one instant; a run of %d decisions on one key is denied after the first %d", k, s, c, run, c)
 		}
+	}
+}
+
+// TestSlidingHotKeyWeighsAPreviousWindow checks that sliding_window's
+// hot-key benchmarks measure a hot key's steady state, a previous window
+// with a count the estimate weighs, and not a key in its first window,
+// which the store decides on a shorter path: with a fixed now, the second
+// decision after the seed's leaves the limit less the units taken and
+// most of the seed's (weighed at 59/60); through
+// the clock, the window is short enough that a run spends at most a
+// thirtieth of its 300 ms without a previous window.
+func TestSlidingHotKeyWeighsAPreviousWindow(t *testing.T) {
+	d := newStoreDecider(t, algorithms.SlidingWindow, true).(*storeDecider)
+	c := d.check
+	c.Key = "203.0.113.7"
+	var dec algorithms.Decision
+	for range slidingSeed + 2 {
+		var err error
+		if dec, err = d.s.TakeOne(context.Background(), c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := c.Spec.Limit - 2 - 99; slidingSeed != 100 || !dec.Allowed || dec.Remaining != want {
+		t.Fatalf("second decision after the seed: Allowed %v, Remaining %d; want admitted with %d left: the 2 taken, and the previous window's 100 (slidingSeed %d) weighed at 59/60, 98.3, rounded up", dec.Allowed, dec.Remaining, want, slidingSeed)
+	}
+	if w := storeSpec(algorithms.SlidingWindow, false).Window; w > 10*time.Millisecond {
+		t.Fatalf("sliding_window's window through the clock is %v; want at most 10ms (a run of 300 ms in its first window for at most a thirtieth)", w)
+	}
+	if err := storeSpec(algorithms.SlidingWindow, false).Validate(); err != nil {
+		t.Fatal(err)
 	}
 }
