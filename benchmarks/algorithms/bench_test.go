@@ -95,7 +95,6 @@ func (d *storeDecider) allow(key string) bool {
 // are in the previous window, before the run's own (see newStoreDecider).
 const slidingSeed = 100
 
-
 func newStoreDecider(b testing.TB, k algorithms.Kind, fixed bool) decider {
 	var opts []algorithms.MemoryOption
 	if fixed {
