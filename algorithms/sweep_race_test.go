@@ -67,6 +67,21 @@ func TestMemoryStoreSweepBetweenClockAndLockOfATake(t *testing.T) {
 	}
 }
 
+// sweptIdleAfter is how long before it becomes idle the key of the swept
+// key tests is taken (cost 2 of 5 a second): a window (two for
+// sliding_window), 1ns more for a log (an event leaves it after a whole
+// window), and the time the buckets and the queue take to be back to full
+// (2/5 s).
+var sweptIdleAfter = map[algorithms.Kind]time.Duration{
+	algorithms.FixedWindow:    time.Second,
+	algorithms.SlidingWindow:  2 * time.Second,
+	algorithms.SlidingLog:     time.Second + 1,
+	algorithms.SlidingBuckets: time.Second,
+	algorithms.TokenBucket:    400 * time.Millisecond,
+	algorithms.LeakyBucket:    400 * time.Millisecond,
+	algorithms.LeakyQueue:     400 * time.Millisecond,
+}
+
 // TestMemoryStoreSweptKeyDecidedAtTheSweepsInstant: a check that read the
 // clock 1ms before a Sweep that then dropped its key, idle from the
 // sweep's instant on (and not before), is decided as a new key at the
@@ -76,19 +91,7 @@ func TestMemoryStoreSweepBetweenClockAndLockOfATake(t *testing.T) {
 func TestMemoryStoreSweptKeyDecidedAtTheSweepsInstant(t *testing.T) {
 	const lag = time.Millisecond
 	sweepAt := epoch.Add(10 * time.Second)
-	// How long before it becomes idle the key is taken (cost 2 of 5 a
-	// second): a window (two for sliding_window), 1ns more for a log (an
-	// event leaves it after a whole window), and the time the buckets and
-	// the queue take to be back to full (2/5 s).
-	idleAfter := map[algorithms.Kind]time.Duration{
-		algorithms.FixedWindow:    time.Second,
-		algorithms.SlidingWindow:  2 * time.Second,
-		algorithms.SlidingLog:     time.Second + 1,
-		algorithms.SlidingBuckets: time.Second,
-		algorithms.TokenBucket:    400 * time.Millisecond,
-		algorithms.LeakyBucket:    400 * time.Millisecond,
-		algorithms.LeakyQueue:     400 * time.Millisecond,
-	}
+	idleAfter := sweptIdleAfter
 	for _, k := range algorithms.Kinds {
 		spec := kindSpec(k, 5, 5)
 		takenAt := sweepAt.Add(-idleAfter[k])

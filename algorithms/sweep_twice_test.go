@@ -17,18 +17,9 @@ import (
 func TestMemoryStoreSweptKeyNamedTwiceDecidedAtTheSweepsInstant(t *testing.T) {
 	const lag = time.Millisecond
 	sweepAt := epoch.Add(10 * time.Second)
-	// How long before it becomes idle the key is taken (cost 2 of 5 a
-	// second), as in TestMemoryStoreSweptKeyDecidedAtTheSweepsInstant:
-	// it is idle from the sweep's instant on.
-	idleAfter := map[algorithms.Kind]time.Duration{
-		algorithms.FixedWindow:    time.Second,
-		algorithms.SlidingWindow:  2 * time.Second,
-		algorithms.SlidingLog:     time.Second + 1,
-		algorithms.SlidingBuckets: time.Second,
-		algorithms.TokenBucket:    400 * time.Millisecond,
-		algorithms.LeakyBucket:    400 * time.Millisecond,
-		algorithms.LeakyQueue:     400 * time.Millisecond,
-	}
+	// The key is taken sweptIdleAfter before the sweep: it is idle from
+	// the sweep's instant on.
+	idleAfter := sweptIdleAfter
 	for _, k := range algorithms.Kinds {
 		spec := kindSpec(k, 5, 5)
 		c := algorithms.Check{Spec: spec, Key: "k", Cost: 2}
