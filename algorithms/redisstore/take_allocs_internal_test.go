@@ -34,6 +34,9 @@ func (*cannedReplies) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 	return next
 }
 
+// allocChecks returns the n checks the Take benchmark decides (benchChecks
+// of benchmarks/algorithms/redisstore, a module of its own this test cannot
+// import), so that the allocations counted here are the benchmark's.
 func allocChecks(n int) []algorithms.Check {
 	specs := []algorithms.Spec{
 		{Algorithm: algorithms.TokenBucket, Limit: 1_000_000, Window: time.Second},
