@@ -34,7 +34,7 @@ func (*cannedReplies) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 	return next
 }
 
-// allocChecks returns the n checks the Take benchmark decides (benchChecks
+// allocChecks returns n checks on the Specs the Take benchmark decides (benchChecks
 // of benchmarks/algorithms/redisstore, a module of its own this test cannot
 // import), so that the allocations counted here are the benchmark's.
 func allocChecks(n int) []algorithms.Check {
