@@ -34,7 +34,6 @@ func TestSlidingLogPruneWorkIsBounded(t *testing.T) {
 	srv := redistest.New(t)
 	client := redis.NewClient(&redis.Options{Addr: srv.Addr, ReadTimeout: time.Minute})
 	defer client.Close()
-	ctx := context.Background()
 	t0 := time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
 	spec := algorithms.Spec{Algorithm: algorithms.SlidingLog, Limit: algorithms.MaxLimit, Window: time.Hour}
 	for _, tc := range []struct {
@@ -54,17 +53,7 @@ func TestSlidingLogPruneWorkIsBounded(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := &manualClock{t: t0}
-			mem, err := algorithms.NewMemoryStore(algorithms.WithClock(clk))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer mem.Close()
-			prefix := uniquePrefix(t)
-			rs, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithPrefix(prefix), redisstore.WithTimeout(0))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer rs.Close()
+			mem, rs, prefix := logTwins(t, client, clk)
 			c := algorithms.Check{Spec: spec, Key: "k"}
 			warmUp(t, client, c)
 			fillLog(t, client, mem, clk, c, redisKeys(prefix, c), n, func(i int) int64 { return int64(1 + i%3) })
@@ -73,21 +62,9 @@ func TestSlidingLogPruneWorkIsBounded(t *testing.T) {
 			big := c
 			big.Cost = tc.cost
 			peekSame(t, mem, rs, big, fmt.Sprintf("Peek at t0+%v", tc.at))
-			if err := client.ConfigResetStat(ctx).Err(); err != nil {
-				t.Fatal(err)
-			}
-			got, err := rs.Take(ctx, big)
-			if err != nil {
-				t.Fatal(err)
-			}
-			calls := commandCalls(t, client)
-			want, err := mem.Take(ctx, big)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got[0] != want[0] {
-				t.Fatalf("Take of cost %d at t0+%v (pruning %d events) = %+v, want %+v (memory store)", tc.cost, tc.at, tc.pruned, got[0], want[0])
-			}
+			resetStats(t, client)
+			takeSame(t, mem, rs, big, fmt.Sprintf("Take of cost %d at t0+%v (pruning %d events)", tc.cost, tc.at, tc.pruned))
+			calls := commandCalls(t, client) // of the Redis store's Take only
 			t.Logf("pruning %d of %d events: %d LRANGEs, Redis busy %s", tc.pruned, n, calls["lrange"], scriptTime(t, client))
 			if calls["lrange"] > tc.max {
 				t.Errorf("a Take pruning %d of %d events sent %d LRANGEs, want at most %d (commands %v)", tc.pruned, n, calls["lrange"], tc.max, calls)
@@ -163,8 +140,8 @@ func peekSame(t *testing.T, mem *algorithms.MemoryStore, rs *redisstore.Store, c
 }
 
 // takeSame takes c from rs and then mem and fails t, naming what, unless
-// both decide alike.
-func takeSame(t *testing.T, mem *algorithms.MemoryStore, rs *redisstore.Store, c algorithms.Check, what string) {
+// both decide alike; it returns the decision.
+func takeSame(t *testing.T, mem *algorithms.MemoryStore, rs *redisstore.Store, c algorithms.Check, what string) algorithms.Decision {
 	t.Helper()
 	got, err := rs.Take(context.Background(), c)
 	if err != nil {
@@ -176,6 +153,34 @@ func takeSame(t *testing.T, mem *algorithms.MemoryStore, rs *redisstore.Store, c
 	}
 	if got[0] != want[0] {
 		t.Fatalf("%s = %+v, want %+v (memory store)", what, got[0], want[0])
+	}
+	return got[0]
+}
+
+// logTwins returns a memory store and a store on client without a
+// timeout (a long log's Take may take seconds), under a prefix of its own
+// that it returns too, both reading clk and closed when t ends.
+func logTwins(t *testing.T, client *redis.Client, clk *manualClock) (*algorithms.MemoryStore, *redisstore.Store, string) {
+	t.Helper()
+	mem, err := algorithms.NewMemoryStore(algorithms.WithClock(clk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mem.Close() })
+	prefix := uniquePrefix(t)
+	rs, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithPrefix(prefix), redisstore.WithTimeout(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rs.Close() })
+	return mem, rs, prefix
+}
+
+// resetStats resets Redis's command statistics (commandCalls, scriptTime).
+func resetStats(t *testing.T, client *redis.Client) {
+	t.Helper()
+	if err := client.ConfigResetStat(context.Background()).Err(); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -1,7 +1,6 @@
 package redisstore_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -9,7 +8,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
-	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
 	"github.com/ratekeeper/ratekeeper/algorithms/redisstore/redistest"
 )
 
@@ -33,7 +31,6 @@ func TestSlidingLogWaitWorkIsBounded(t *testing.T) {
 	srv := redistest.New(t)
 	client := redis.NewClient(&redis.Options{Addr: srv.Addr, ReadTimeout: time.Minute})
 	defer client.Close()
-	ctx := context.Background()
 	t0 := time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
 		name  string
@@ -61,17 +58,7 @@ func TestSlidingLogWaitWorkIsBounded(t *testing.T) {
 			}
 			spec := algorithms.Spec{Algorithm: algorithms.SlidingLog, Limit: total, Window: time.Hour}
 			clk := &manualClock{t: t0}
-			mem, err := algorithms.NewMemoryStore(algorithms.WithClock(clk))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer mem.Close()
-			prefix := uniquePrefix(t)
-			rs, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithPrefix(prefix), redisstore.WithTimeout(0))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer rs.Close()
+			mem, rs, prefix := logTwins(t, client, clk)
 			c := algorithms.Check{Spec: spec, Key: "k"}
 			warmUp(t, client, c)
 			if got := fillLog(t, client, mem, clk, c, redisKeys(prefix, c), n, cost); got != total {
@@ -86,24 +73,12 @@ func TestSlidingLogWaitWorkIsBounded(t *testing.T) {
 				big.Cost = total / tc.frac
 			}
 			peekSame(t, mem, rs, big, fmt.Sprintf("Peek of cost %d", big.Cost))
-			if err := client.ConfigResetStat(ctx).Err(); err != nil {
-				t.Fatal(err)
-			}
-			got, err := rs.Take(ctx, big)
-			if err != nil {
-				t.Fatal(err)
-			}
-			calls := commandCalls(t, client)
+			resetStats(t, client)
+			d := takeSame(t, mem, rs, big, fmt.Sprintf("Take of cost %d on a full log of %d events", big.Cost, n))
+			calls := commandCalls(t, client) // of the Redis store's Take only
 			busy := scriptTime(t, client)
-			want, err := mem.Take(ctx, big)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got[0] != want[0] {
-				t.Fatalf("Take of cost %d on a full log of %d events = %+v, want %+v (memory store)", big.Cost, n, got[0], want[0])
-			}
-			if got[0].Allowed {
-				t.Fatalf("Take of cost %d on a full log = %+v, want it denied", big.Cost, got[0])
+			if d.Allowed {
+				t.Fatalf("Take of cost %d on a full log = %+v, want it denied", big.Cost, d)
 			}
 			t.Logf("denied Take of cost %d on %d events: %d LRANGEs, Redis busy %s", big.Cost, n, calls["lrange"], busy)
 			if calls["lrange"] > tc.max {
@@ -111,7 +86,7 @@ func TestSlidingLogWaitWorkIsBounded(t *testing.T) {
 			}
 			// The state left decides as the memory store's, at the
 			// instants the waits name and around them.
-			for _, step := range []time.Duration{want[0].RetryAfter - 1, 1, time.Millisecond, 10 * time.Second, time.Hour} {
+			for _, step := range []time.Duration{d.RetryAfter - 1, 1, time.Millisecond, 10 * time.Second, time.Hour} {
 				clk.t = clk.t.Add(step)
 				for _, cost := range []int64{total, total / 2, 1} {
 					c := c
