@@ -249,6 +249,36 @@ func save(t *testing.T, path string, data []byte) {
 	}
 }
 
+// sampleFile returns the sample configuration (ratekeeper.yaml) and the
+// path of a copy of it in a directory of t's own.
+func sampleFile(t *testing.T) ([]byte, string) {
+	t.Helper()
+	sample, err := os.ReadFile("ratekeeper.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "ratekeeper.yaml")
+	save(t, path, sample)
+	return sample, path
+}
+
+// startRun starts run, serving on a loopback listener of its own with the
+// configuration file at path and logger, and returns the listener's
+// address, the cancel function that ends run (also called when t ends) and
+// the channel run's result arrives on.
+func startRun(t *testing.T, path string, logger *slog.Logger) (string, context.CancelFunc, <-chan error) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	ran := make(chan error, 1)
+	go func() { ran <- run(ctx, ln, path, logger) }()
+	return ln.Addr().String(), cancel, ran
+}
+
 // syncBuffer is a bytes.Buffer for a logger written from the watcher's
 // goroutine and read by the test.
 type syncBuffer struct {
@@ -272,21 +302,9 @@ func (b *syncBuffer) String() string {
 // serving and returns nil, leaving no goroutine behind (the server's, the
 // Watcher's, the SIGHUP reader's).
 func TestRunShutsDown(t *testing.T) {
-	sample, err := os.ReadFile("ratekeeper.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "ratekeeper.yaml")
-	save(t, path, sample)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := "http://" + ln.Addr().String()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	ran := make(chan error, 1)
-	go func() { ran <- run(ctx, ln, path, slog.New(slog.DiscardHandler)) }()
+	_, path := sampleFile(t)
+	addr, cancel, ran := startRun(t, path, slog.New(slog.DiscardHandler))
+	url := "http://" + addr
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	resp, err := client.Get(url + "/")
 	if err != nil {
@@ -315,22 +333,11 @@ func TestRunShutsDown(t *testing.T) {
 // and a body trickled in was read for as long as the client kept sending.
 // The wait is the server's own timeout (seconds), bounded by wait.
 func TestRunClosesIdleConnections(t *testing.T) {
-	sample, err := os.ReadFile("ratekeeper.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "ratekeeper.yaml")
-	save(t, path, sample)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	ran := make(chan error, 1)
-	go func() { ran <- run(ctx, ln, path, slog.New(slog.DiscardHandler)) }()
+	_, path := sampleFile(t)
+	addr, cancel, ran := startRun(t, path, slog.New(slog.DiscardHandler))
 	defer func() { cancel(); await(t, ran, "run did not return after its context was done") }()
 
-	c, err := net.Dial("tcp", ln.Addr().String())
+	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,13 +4,10 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -26,22 +23,10 @@ import (
 // and the edited file's limit is served. The signal goes to this process
 // only once run is serving, when its handler is in place.
 func TestSIGHUPReloads(t *testing.T) {
-	sample, err := os.ReadFile("ratekeeper.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "ratekeeper.yaml")
-	save(t, path, sample)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := "http://" + ln.Addr().String()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	sample, path := sampleFile(t)
 	var logs syncBuffer
-	ran := make(chan error, 1)
-	go func() { ran <- run(ctx, ln, path, slog.New(slog.NewJSONHandler(&logs, nil))) }()
+	addr, cancel, ran := startRun(t, path, slog.New(slog.NewJSONHandler(&logs, nil)))
+	url := "http://" + addr
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	policyHeader := func() string {
 		t.Helper()

@@ -3,10 +3,8 @@
 package main
 
 import (
-	"context"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -36,16 +34,9 @@ func TestSIGHUPDuringStartup(t *testing.T) {
 	if err := syscall.Mkfifo(path, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := "http://" + ln.Addr().String()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	var logs syncBuffer
-	ran := make(chan error, 1)
-	go func() { ran <- run(ctx, ln, path, slog.New(slog.NewJSONHandler(&logs, nil))) }()
+	addr, cancel, ran := startRun(t, path, slog.New(slog.NewJSONHandler(&logs, nil)))
+	url := "http://" + addr
 
 	// Opening a FIFO to write returns once a reader opened it: run is
 	// loading the file, and waits for its content.
