@@ -19,9 +19,24 @@ import (
 
 // The benchmarks run against the shared local redis-server. The floor is
 // what any Redis call costs: a PING, and an EVALSHA of a script that does
-// nothing; Take is one EVALSHA, so it should stay close to them.
+// nothing; Take is one EVALSHA, so it should stay close to them. And the
+// floor of a decision: what any one-round-trip script that decides on the
+// server's clock must do at the least (decisionScript).
 
 var trivialScript = redis.NewScript("return 1")
+
+// decisionScript does what a decision of one check on the server's clock
+// cannot do without, and nothing else: it reads the server's TIME, GETs the
+// check's key, SETs it with an expiry (PX), and replies with four integers,
+// as Take's script does for one check (Allowed and Remaining, Delay or
+// RetryAfter, ResetAfter, NextAfter). No arithmetic: a Take of one check
+// costs at least this.
+var decisionScript = redis.NewScript(`
+local t = redis.call('TIME')
+local v = redis.call('GET', KEYS[1])
+redis.call('SET', KEYS[1], t[1] .. ' ' .. t[2], 'PX', '60000')
+return {1, 2, 3, 4}
+`)
 
 // reportServerTime resets the server's command statistics, runs f, and
 // reports the server's time per script call (EVALSHA and FCALL: the
@@ -141,6 +156,17 @@ func BenchmarkFloorEvalSha(b *testing.B) {
 	ctx := context.Background()
 	serialAndParallel(b, c, "", func() func() error {
 		return func() error { return trivialScript.Run(ctx, c, nil).Err() }
+	})
+}
+
+// BenchmarkFloorDecision is decisionScript on one key: the floor of a Take
+// of one check, with the server's own work in it.
+func BenchmarkFloorDecision(b *testing.B) {
+	c := benchClient(b)
+	ctx := context.Background()
+	keys := []string{uniquePrefix(b) + "floor"}
+	serialAndParallel(b, c, "", func() func() error {
+		return func() error { return decisionScript.Run(ctx, c, keys).Err() }
 	})
 }
 
