@@ -528,9 +528,15 @@ func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (d Decision, err err
 			sh.mu.Unlock()
 			return d, nil
 		}
-		// In line for a state in the window of t whose previous window
-		// is empty.
-		if cl, ok, avail, quick = p.slidingAdmitQuick(cl, t, n); !quick {
+		// In line for a state in the window of t: with an empty
+		// previous window (a first window), or with a count there that
+		// the estimate weighs (a hot key's steady state).
+		if cl.x == 0 {
+			cl, ok, avail, quick = p.slidingAdmitQuick(cl, t, n)
+		} else {
+			cl, ok, avail, quick = p.slidingAdmitWeighed(cl, t, n)
+		}
+		if !quick {
 			cl, ok, avail = p.slidingAdmit(cl, t, n, true)
 		}
 	case fastBucket:
@@ -559,10 +565,13 @@ func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (d Decision, err err
 	case fastFixed:
 		p.fixedReport(&d, cl, t, ok)
 	case fastSliding:
-		if ok && quick {
-			p.slidingReportQuick(&d, cl, t, avail)
-		} else {
+		switch {
+		case !ok || !quick:
 			p.slidingReport(&d, cl, t, n, ok, avail)
+		case cl.x > 0:
+			p.slidingReportWeighed(&d, cl, t, avail)
+		default:
+			p.slidingReportQuick(&d, cl, t, avail)
 		}
 	default:
 		if ok && quick {

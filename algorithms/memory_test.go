@@ -415,12 +415,22 @@ func TestMemoryStoreClockGoesBack(t *testing.T) {
 }
 
 func TestMemoryStoreDoesNotAllocate(t *testing.T) {
-	s, _ := newStore(t)
+	s, c := newStore(t)
 	one := algorithms.Check{Spec: perSecond, Key: "k"}
 	one.Spec.Limit = algorithms.MaxLimit
 	take(t, s, one)
 	if n := testing.AllocsPerRun(1000, func() { s.TakeOne(ctx, one) }); n != 0 {
 		t.Errorf("TakeOne allocates %v times per call, want 0", n)
+	}
+	// sliding_window in a key's steady state: a count in the previous
+	// window, which the estimate weighs (TakeOne's slidingAdmitWeighed).
+	sw := algorithms.Check{Spec: one.Spec, Key: "sw"}
+	sw.Spec.Algorithm = algorithms.SlidingWindow
+	take(t, s, sw)
+	c.Advance(1500 * time.Millisecond)
+	take(t, s, sw)
+	if n := testing.AllocsPerRun(1000, func() { s.TakeOne(ctx, sw) }); n != 0 {
+		t.Errorf("TakeOne of a sliding_window key with a previous window's count allocates %v times per call, want 0", n)
 	}
 	four := []algorithms.Check{one, one, one, one}
 	for i := range four {

@@ -133,56 +133,127 @@ func TestSlidingNextAfterFastPath(t *testing.T) {
 	}
 }
 
-// TestSlidingQuickPath compares slidingAdmitQuick and slidingReportQuick,
-// TakeOne's in-line path, with slidingAdmit and slidingReport on random
-// states: in the window of t or not, with an empty previous window or
-// not, at the limit or below.
+// TestSlidingQuickPath compares TakeOne's in-line path — slidingAdmitQuick
+// and slidingReportQuick for a state whose previous window is empty,
+// slidingAdmitWeighed and slidingReportWeighed for one with a count there
+// (the steady state of a hot key) — with slidingAdmit and slidingReport on
+// random states: in the window of t or not, at the limit or below. It
+// draws the boundaries often: an offset of 0, 1 or W−1 into the window, or
+// one where the previous window's weight ceil(prev·(W−e)/W) steps (e·prev
+// a multiple of W, or one off); counts of 0, 1, the limit, or above it
+// (up to 2^32−1); the shortest and the longest window and the highest
+// limit. slidingAdmitWeighed is also run on an empty previous window,
+// which it decides too.
 func TestSlidingQuickPath(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
-	quick := 0
+	// count draws a window's count: often a boundary.
+	count := func(lim int64) uint32 {
+		switch r.IntN(8) {
+		case 0:
+			return 0
+		case 1:
+			return 1
+		case 2:
+			return uint32(lim)
+		case 3:
+			return uint32(lim - r.Int64N(min(lim, 3)))
+		case 4:
+			return uint32(lim + 1 + r.Int64N(1<<32-1-lim)) // above the limit
+		}
+		return uint32(r.Int64N(lim + 1))
+	}
+	var quickEmpty, quickPrev, denied int
 	for range 200_000 {
-		p := newParams(randomSpec(r, SlidingWindow))
-		c := cell{t: 1e18, y: uint32(r.Int64N(p.limit + 1))}
-		if r.IntN(3) == 0 {
-			c.x = uint32(r.Int64N(p.limit + 1))
+		s := randomSpec(r, SlidingWindow)
+		switch r.IntN(8) {
+		case 0:
+			s.Window = MaxWindow
+		case 1:
+			s.Window = MinWindow
 		}
+		if r.IntN(8) == 0 {
+			s.Limit = MaxLimit
+		}
+		p := newParams(s)
+		W := p.window
+		c := cell{t: 1e18, x: count(p.limit), y: count(p.limit)}
 		if r.IntN(4) == 0 {
-			c.y = uint32(p.limit - r.Int64N(min(p.limit, 3)))
+			c.x = 0 // a first window
 		}
-		now := c.t + r.Int64N(p.window)
-		if r.IntN(5) == 0 {
-			now = c.t + r.Int64N(3*p.window)
+		if r.IntN(3) == 0 {
+			c.y = uint32(r.Int64N(min(p.limit, 3) + 1)) // room left
 		}
+		var e int64
+		switch r.IntN(10) {
+		case 0:
+			e = 0
+		case 1:
+			e = 1
+		case 2:
+			e = W - 1
+		case 3:
+			e = r.Int64N(3 * W) // often past the window of c
+		case 4, 5:
+			if c.x > 0 {
+				// Where the weight steps: e·prev near a multiple of W.
+				j := r.Int64N(int64(c.x) + 1)
+				e = mulDivFloor(j, W, int64(c.x)) + r.Int64N(3) - 1
+				e = min(max(e, 0), W-1)
+				break
+			}
+			fallthrough
+		default:
+			e = r.Int64N(W)
+		}
+		now := c.t + e
 		n := 1 + r.Int64N(p.limit)
 		if r.IntN(2) == 0 {
 			n = 1 + r.Int64N(min(p.limit, 3))
 		}
 		wc, wok, wavail := p.slidingAdmit(c, now, n, true)
-		gc, gok, gavail, done := p.slidingAdmitQuick(c, now, n)
-		if !done {
-			if gc != c {
-				t.Fatalf("params %+v, state %+v at %d, cost %d: not done, state %+v, want it unchanged", p, c, now, n, gc)
-			}
-			if now-c.t < p.window && c.x == 0 {
-				t.Fatalf("params %+v, state %+v at %d, cost %d: not done", p, c, now, n)
-			}
-			continue
-		}
-		if gc != wc || gok != wok || gavail != wavail {
-			t.Fatalf("params %+v, state %+v at %d, cost %d: slidingAdmitQuick %+v %v %d, slidingAdmit %+v %v %d", p, c, now, n, gc, gok, gavail, wc, wok, wavail)
-		}
-		if !gok {
-			continue
-		}
-		quick++
-		var got, want Decision
-		p.slidingReportQuick(&got, gc, now, gavail)
+		var want Decision
 		p.slidingReport(&want, wc, now, n, wok, wavail)
-		if got != want {
-			t.Fatalf("params %+v, state %+v at %d, cost %d:\nslidingReportQuick %+v\nslidingReport      %+v", p, gc, now, n, got, want)
+		for _, weighed := range []bool{false, true} {
+			admit, report, name := p.slidingAdmitQuick, p.slidingReportQuick, "Quick"
+			if weighed {
+				admit, report, name = p.slidingAdmitWeighed, p.slidingReportWeighed, "Weighed"
+			}
+			gc, gok, gavail, done := admit(c, now, n)
+			if !done {
+				if gc != c {
+					t.Fatalf("params %+v, state %+v at %d (e %d), cost %d: slidingAdmit%s not done, state %+v, want it unchanged", p, c, now, e, n, name, gc)
+				}
+				if e < W && (weighed || c.x == 0) {
+					t.Fatalf("params %+v, state %+v at %d (e %d), cost %d: slidingAdmit%s not done", p, c, now, e, n, name)
+				}
+				continue
+			}
+			if gc != wc || gok != wok || gavail != wavail {
+				t.Fatalf("params %+v, state %+v at %d (e %d), cost %d: slidingAdmit%s %+v %v %d, slidingAdmit %+v %v %d", p, c, now, e, n, name, gc, gok, gavail, wc, wok, wavail)
+			}
+			if !gok {
+				if weighed {
+					denied++
+				}
+				continue
+			}
+			switch {
+			case !weighed:
+				quickEmpty++
+			case c.x > 0:
+				quickPrev++
+			default:
+				continue // slidingReportQuick's case: TakeOne reports it so
+			}
+			var got Decision
+			report(&got, gc, now, gavail)
+			if got != want {
+				t.Fatalf("params %+v, state %+v at %d (e %d), cost %d:\nslidingReport%s %+v\nslidingReport        %+v", p, gc, now, e, n, name, got, want)
+			}
 		}
 	}
-	if quick < 50_000 {
-		t.Errorf("%d admitted on the quick path, want at least 50,000", quick)
+	t.Logf("admitted on the quick path: %d with an empty previous window, %d with a count in it; %d denied", quickEmpty, quickPrev, denied)
+	if quickEmpty < 20_000 || quickPrev < 50_000 || denied < 20_000 {
+		t.Errorf("admitted on the quick path: %d with an empty previous window, %d with a count in it (want at least 20,000 and 50,000); %d denied (want at least 20,000)", quickEmpty, quickPrev, denied)
 	}
 }

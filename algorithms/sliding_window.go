@@ -1,5 +1,10 @@
 package algorithms
 
+import (
+	"math/bits"
+	"time"
+)
+
 // slidingWindow is the two-counter estimate: with e = t − kW, the request is
 // allowed when prev·(W−e)/W + curr + n <= L. Since curr and n are integers,
 // that is exactly curr + n + ceil(prev·(W−e)/W) <= L, and the whole units
@@ -50,12 +55,40 @@ func (p *params) slidingAdmit(c cell, t, n int64, consume bool) (cell, bool, int
 // slidingAdmitQuick is slidingAdmit consuming, in line, for a state in the
 // window of t (t >= c.t) whose previous window is empty (c.x = 0), and
 // reports true in done; for any other state it decides nothing and
-// reports false, with c as it was.
+// reports false, with c as it was. (TakeOne calls slidingAdmitWeighed for
+// a state whose previous window has a count.)
 func (p *params) slidingAdmitQuick(c cell, t, n int64) (nc cell, ok bool, avail int64, done bool) {
 	if t-c.t >= p.window || c.x > 0 {
 		return c, false, 0, false
 	}
 	avail = p.limit - int64(c.y)
+	if avail < n {
+		return c, false, avail, true
+	}
+	c.y += uint32(n)
+	return c, true, avail - n, true
+}
+
+// slidingAdmitWeighed is slidingAdmit consuming, in line, for a state in
+// the window of t (0 <= e = t − c.t < W), whatever its previous window
+// holds, and reports true in done; for any other state it decides nothing
+// and reports false, with c as it was. It is a hot key's steady state:
+// the previous window has a count, which the estimate weighs.
+//
+// The weight, ceil(prev·(W−e)/W), is prev − floor(prev·e/W) (prev·(W−e)/W
+// = prev − prev·e/W, and prev is whole): a 128-bit product and one
+// division. prev·e < 2^32·W, so the product's high half is below W
+// (Div64 does not panic) and the quotient is at most prev. (Its inlining
+// cost is 80, the budget, by -gcflags=-m=2; for an empty previous window
+// slidingAdmitQuick is cheaper, with neither product nor division.)
+func (p *params) slidingAdmitWeighed(c cell, t, n int64) (nc cell, ok bool, avail int64, done bool) {
+	e := t - c.t
+	if e >= p.window {
+		return c, false, 0, false
+	}
+	hi, lo := bits.Mul64(uint64(c.x), uint64(e))
+	q, _ := bits.Div64(hi, lo, uint64(p.window))
+	avail = p.limit - int64(c.y) - int64(c.x) + int64(q)
 	if avail < n {
 		return c, false, avail, true
 	}
@@ -73,6 +106,29 @@ func (p *params) slidingReportQuick(d *Decision, c cell, t, avail int64) {
 	left := W - (t - c.t) // of the current window
 	d.Allowed, d.Limit, d.Remaining = true, p.limit, avail
 	d.RetryAfter, d.ResetAfter, d.NextAfter, d.Delay = 0, dur(left+W), dur(left+int64(uint64(W+curr-1)/uint64(curr))), 0
+}
+
+// slidingReportWeighed is slidingReport for a request slidingAdmitWeighed
+// admitted (done and ok) on a state whose previous window has a count
+// (prev >= 1), given the state and the units available it returned: curr
+// >= 1, and the previous window's weight w = ceil(prev·(W−e)/W), which is
+// L − curr − avail, is at least 1 (W−e >= 1). In line; it sets each field
+// of *d once, as fixedReport does (time.Duration, not dur: within the
+// inlining budget).
+//
+// NextAfter is slidingWait(prev, curr, e, avail+1). There a =
+// L−curr−(avail+1) = w−1 >= 0, and f = floor((w−1)·W/prev) is below W−e
+// (w−1 < prev·(W−e)/W), so the wait is W−e−f when f > 0. When f = 0 the
+// next window's f' = floor((curr+w−1)·W/curr) is at least W (w >= 1), and
+// the wait is W−e: W−e−f again. w−1 < prev, so the high half of
+// (w−1)·W is below prev (Div64 does not panic).
+func (p *params) slidingReportWeighed(d *Decision, c cell, t, avail int64) {
+	W := p.window
+	left := W - (t - c.t) // of the current window
+	hi, lo := bits.Mul64(uint64(p.limit-int64(c.y)-avail-1), uint64(W))
+	f, _ := bits.Div64(hi, lo, uint64(c.x))
+	d.Allowed, d.Limit, d.Remaining = true, p.limit, avail
+	d.RetryAfter, d.ResetAfter, d.NextAfter, d.Delay = 0, time.Duration(left+W), time.Duration(left-int64(f)), 0
 }
 
 // slidingReport writes to *d the Decision of a request of cost n decided
