@@ -8,10 +8,11 @@ import (
 
 // appendInt appends the decimal form of n to b, as strconv.AppendInt(b, n,
 // 10) does, in fewer instructions for the numbers the rate-limit headers
-// write (two to four per policy, all non-negative): eight digits at a
-// time, computed together in one uint64 (see eightDigits) and stored at
-// once, where strconv writes two at a time into a buffer of its own and
-// copies them. A negative n (only a LegacyUnix reset before 1970) goes to
+// write (two to four per policy, all non-negative): one or two digits (a
+// delta-seconds, mostly) directly, longer numbers eight digits at a time,
+// computed together in one uint64 (see eightDigits) and stored at once,
+// where strconv writes two at a time into a buffer of its own and copies
+// them. A negative n (only a LegacyUnix reset before 1970) goes to
 // strconv.
 //
 // Unlike strconv, it may write up to seven bytes past the digits, in b's
@@ -22,16 +23,30 @@ func appendInt(b []byte, n int64) []byte {
 		return strconv.AppendInt(b, n, 10)
 	}
 	u := uint64(n)
-	if u < 10 {
-		return append(b, byte('0'+u))
+	if u < 100 {
+		if u < 10 {
+			return append(b, byte('0'+u))
+		}
+		return append(b, byte('0'+u/10), byte('0'+u%10))
 	}
 	if u < 1e8 {
 		return append8(b, uint32(u), false)
 	}
 	// Nine digits or more (at most 19): the first ones (at most 11),
-	// then the last eight with their leading zeros.
+	// then the last eight with their leading zeros. The first are one
+	// digit for a count near algorithms.MaxLimit (a Remaining of nine
+	// digits), at most eight below 10^16, else three and eight.
 	hi := u / 1e8
-	b = appendInt(b, int64(hi))
+	switch {
+	case hi < 10:
+		b = append(b, byte('0'+hi))
+	case hi < 1e8:
+		b = append8(b, uint32(hi), false)
+	default:
+		top := hi / 1e8
+		b = append8(b, uint32(top), false)
+		b = append8(b, uint32(hi-top*1e8), true)
+	}
 	return append8(b, uint32(u-hi*1e8), true)
 }
 
