@@ -53,11 +53,17 @@ func (res *Result) AboveLimit(i int) bool {
 // above returns the policies of res (a mask over its Set) whose cost is
 // above their limit in force (see AboveLimit): Prepare lets through a
 // cost above a policy's capacity only when its configured capacity holds
-// it. Only the Set's lowered policies can be.
+// it. Only the Set's lowered policies can be: the test of that is in
+// line, the walk of the checks (aboveLowered) a call.
 func (res *Result) above() uint64 {
 	if res.set == nil || res.mask&res.set.lowered == 0 {
 		return 0
 	}
+	return res.aboveLowered()
+}
+
+// aboveLowered is above for a Result some of whose policies are lowered.
+func (res *Result) aboveLowered() uint64 {
 	var above uint64
 	checks, _ := res.parts()
 	for i, m := 0, res.mask; m != 0; i, m = i+1, m&(m-1) {

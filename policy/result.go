@@ -530,14 +530,24 @@ func (res *Result) Take(ctx context.Context, store algorithms.Store) error {
 		res.taken = true
 		return nil
 	case 1:
-		if one, ok := store.(oneStore); ok {
-			d, err := one.TakeOne(ctx, checks[0])
-			if err != nil {
-				return fmt.Errorf("policy: store: %w", err)
-			}
-			ds[0], res.taken = d, true
-			return nil
+		var (
+			d   algorithms.Decision
+			err error
+		)
+		// The in-memory store asked by its type, a comparison, where
+		// the assertion to oneStore looks its method up.
+		if ms, ok := store.(*algorithms.MemoryStore); ok {
+			d, err = ms.TakeOne(ctx, checks[0])
+		} else if one, ok := store.(oneStore); ok {
+			d, err = one.TakeOne(ctx, checks[0])
+		} else {
+			break
 		}
+		if err != nil {
+			return fmt.Errorf("policy: store: %w", err)
+		}
+		ds[0], res.taken = d, true
+		return nil
 	}
 	if err := take(ctx, store, ds, checks); err != nil {
 		return err

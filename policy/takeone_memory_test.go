@@ -1,0 +1,62 @@
+package policy_test
+
+import (
+	"context"
+	"errors"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/policy"
+)
+
+// TestTakeOneMemoryStore: a Result of one policy taken on the in-memory
+// store (decided by its TakeOne, asked by the store's type) holds the
+// store's decision, and the store's errors come back wrapped, the Result
+// not taken: a closed store, a context ended.
+func TestTakeOneMemoryStore(t *testing.T) {
+	store, err := algorithms.NewMemoryStore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := policy.Must(policy.PerMinute("solo", 2, remoteKey))
+	s, err := policy.NewSet([]*policy.Policy{p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := httptest.NewRequest("GET", "/", nil)
+	var res policy.Result
+	for i, want := range []struct {
+		allowed   bool
+		remaining int64
+	}{{true, 1}, {true, 0}, {false, 0}} {
+		if err := s.Prepare(r, s.Match(r), &res); err != nil {
+			t.Fatal(err)
+		}
+		if err := res.Take(context.Background(), store); err != nil {
+			t.Fatalf("Take %d: %v", i, err)
+		}
+		if d := res.Decision(0); !res.Taken() || d.Allowed != want.allowed || d.Limit != 2 || d.Remaining != want.remaining {
+			t.Errorf("Take %d: taken %v, decision %+v; want allowed %v, limit 2, remaining %d", i, res.Taken(), d, want.allowed, want.remaining)
+		}
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := s.Prepare(r, s.Match(r), &res); err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Take(ctx, store); !errors.Is(err, context.Canceled) || res.Taken() {
+		t.Errorf("Take on an ended context = %v, taken %v; want context.Canceled, not taken", err, res.Taken())
+	}
+
+	store.Close()
+	if err := s.Prepare(r, s.Match(r), &res); err != nil {
+		t.Fatal(err)
+	}
+	err = res.Take(context.Background(), store)
+	if !errors.Is(err, algorithms.ErrClosed) || !strings.HasPrefix(err.Error(), "policy: store: ") || res.Taken() {
+		t.Errorf("Take on a closed store = %v, taken %v; want policy: store: ... wrapping ErrClosed, not taken", err, res.Taken())
+	}
+}
