@@ -510,10 +510,15 @@ func str(b []byte) string {
 
 // add2 adds v1 to h[k1] and v2 to h[k2], without allocating (the slices
 // are backed by vals) when both are new. vals holds v1 and v2 in any case,
-// for retimeOuter.
+// for retimeOuter. An empty h (no middleware further out, nor the
+// handler, has written a field yet: the common case) is not looked up.
 func add2(vals *[2]string, h http.Header, k1, v1, k2, v2 string) {
-	o1, o2 := h[k1], h[k2]
 	vals[0], vals[1] = v1, v2
+	if len(h) == 0 {
+		h[k1], h[k2] = vals[0:1:1], vals[1:2:2]
+		return
+	}
+	o1, o2 := h[k1], h[k2]
 	if o1 == nil && o2 == nil {
 		h[k1], h[k2] = vals[0:1:1], vals[1:2:2]
 		return
