@@ -461,14 +461,23 @@ func (m *Middleware) checkForwarding(r *http.Request, set *policy.Set, mask uint
 // carriedHeader returns the first forwarding header r carries: the one
 // the keys read (px.header), then the usual ones; "" when r carries none.
 func carriedHeader(r *http.Request, px *proxies) string {
-	var own string
 	if px != nil && px.header != "" {
-		own = px.header
-		if _, ok := r.Header[own]; ok {
-			return own
+		return carriedOwnHeader(r, px.header)
+	}
+	for i := range forwardingHeaders { // by index: not a copy of the array
+		if _, ok := r.Header[forwardingHeaders[i]]; ok {
+			return forwardingHeaders[i]
 		}
 	}
-	for _, h := range forwardingHeaders {
+	return ""
+}
+
+// carriedOwnHeader is carriedHeader when the keys read own.
+func carriedOwnHeader(r *http.Request, own string) string {
+	if _, ok := r.Header[own]; ok {
+		return own
+	}
+	for _, h := range &forwardingHeaders {
 		if h == own {
 			continue
 		}
