@@ -1,6 +1,7 @@
 package keyfunc
 
 import (
+	"math/bits"
 	"net/netip"
 	"slices"
 	"strings"
@@ -158,49 +159,107 @@ func parseHostAddr(s string) (netip.Addr, bool) {
 // callers then parse the general way. It exists because it is several
 // times cheaper than ParseAddrPort followed by AppendTo.
 func parseIPv4Port(s string) (a netip.Addr, n int, ok bool) {
+	if n, ok = ipv4PortLen(s); !ok {
+		return netip.Addr{}, 0, false
+	}
+	// s[:n] is four fields of digits, each of at most 255, and three dots.
 	var ip [4]byte
-	i := 0
-	for f := range 4 {
-		// A field: "0", or 1 to 3 digits without a leading zero, at most
-		// 255; then '.' (':' after the fourth).
-		if i >= len(s) || s[i]-'0' > 9 {
-			return netip.Addr{}, 0, false
+	f := 0
+	for _, c := range []byte(s[:n]) {
+		if c == '.' {
+			f++
+			continue
 		}
-		v := uint(s[i] - '0')
-		i++
-		if v != 0 {
-			for k := 0; k < 2 && i < len(s) && s[i]-'0' <= 9; k++ {
-				v = v*10 + uint(s[i]-'0')
-				i++
-			}
-			if v > 255 {
-				return netip.Addr{}, 0, false
-			}
-		}
-		ip[f] = byte(v)
-		sep := byte('.')
-		if f == 3 {
-			sep = ':'
-		}
-		if i >= len(s) || s[i] != sep {
-			return netip.Addr{}, 0, false
-		}
-		i++
+		ip[f&3] = ip[f&3]*10 + c - '0'
 	}
-	port := s[i:]
-	if len(port) == 0 || len(port) > 5 {
-		return netip.Addr{}, 0, false
+	return netip.AddrFrom4(ip), n, true
+}
+
+// ipv4PortLen reports whether parseIPv4Port accepts s, and the length of
+// the address it would return, without building the address: what the ip
+// key of a RemoteAddr needs, the address as written being its canonical
+// form.
+//
+// It looks at eight bytes at a time: s is 9 ("0.0.0.0:0") to 21
+// ("255.255.255.255:65535") bytes long, which two or three loads of eight
+// cover (the last one overlapping the one before it, shifted so that the
+// bytes past s are zeros). A mask of the bytes that are not digits
+// (nonDigits) gives the places of the separators, the first five of which
+// must be three dots, a colon and the end of s; the fields between them
+// are then checked for their length, their leading zeros and, when they
+// have three digits, their value, compared as text.
+func ipv4PortLen(s string) (n int, ok bool) {
+	l := len(s)
+	if l < 9 || l > 21 {
+		return 0, false
 	}
-	p := uint(0)
-	for j := 0; j < len(port); j++ {
-		d := port[j] - '0'
-		if d > 9 {
-			return netip.Addr{}, 0, false
+	// Bit i of m is set when s[i] is not a digit, or i >= l (for i < 24;
+	// the end of s is marked whether it is at most 15 or beyond).
+	m := nonDigits(load8(s, 0))
+	if l < 16 {
+		m |= nonDigits(load8(s, l-8)>>(8*(16-l))) << 8
+	} else {
+		m |= nonDigits(load8(s, 8))<<8 | nonDigits(load8(s, l-8)>>(8*(24-l)))<<16
+	}
+	d1 := bits.TrailingZeros64(m)
+	m &= m - 1
+	d2 := bits.TrailingZeros64(m)
+	m &= m - 1
+	d3 := bits.TrailingZeros64(m)
+	m &= m - 1
+	c := bits.TrailingZeros64(m)
+	m &= m - 1
+	// Fields of 1 to 3 digits, a port of 1 to 5 and nothing after it.
+	if bits.TrailingZeros64(m) != l || uint(d1-1) > 2 || uint(d2-d1-2) > 2 || uint(d3-d2-2) > 2 || uint(c-d3-2) > 2 || uint(l-c-2) > 4 {
+		return 0, false
+	}
+	if s[d1] != '.' || s[d2] != '.' || s[d3] != '.' || s[c] != ':' {
+		return 0, false
+	}
+	if !ipv4Field(s, 0, d1) || !ipv4Field(s, d1+1, d2) || !ipv4Field(s, d2+1, d3) || !ipv4Field(s, d3+1, c) {
+		return 0, false
+	}
+	if l-c == 6 { // five digits: at most "65535", compared as text
+		p := s[c+1:]
+		if uint64(p[0])<<32|uint64(p[1])<<24|uint64(p[2])<<16|uint64(p[3])<<8|uint64(p[4]) > 0x36_35_35_33_35 {
+			return 0, false
 		}
-		p = p*10 + uint(d)
 	}
-	if p > 65535 {
-		return netip.Addr{}, 0, false
+	return c, true
+}
+
+// ipv4Field reports whether the digits s[i:j], one to three of them, are a
+// field of an IPv4 address in canonical dotted decimal: "0", or no leading
+// zero and at most 255 (compared as text).
+func ipv4Field(s string, i, j int) bool {
+	switch j - i {
+	case 1:
+		return true
+	case 2:
+		return s[i] != '0'
 	}
-	return netip.AddrFrom4(ip), i - 1, true
+	f := s[i : i+3]
+	return f[0] != '0' && uint(f[0])<<16|uint(f[1])<<8|uint(f[2]) <= 0x32_35_35
+}
+
+// load8 returns s[i:i+8] as a little-endian uint64 (s[i] in the low
+// byte): one load.
+func load8(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// nonDigits returns the bytes of w that are not ASCII digits as a mask,
+// bit i for byte i (the byte w>>(8*i)). Each byte's low seven bits are
+// compared with '0' and ':' by additions that cannot carry out of the byte
+// (0x7f+0x50 < 0x100): bit 7 of lo+0x50 is set when they are at least
+// 0x30, of lo+0x46 when they are at least 0x3a; a byte with bit 7 set is
+// no digit. The eight bit 7s are then gathered into the top byte of a
+// product whose partial products never overlap.
+func nonDigits(w uint64) uint64 {
+	const hi = 0x8080808080808080
+	lo := w &^ hi
+	digits := (lo + 0x5050505050505050) &^ (lo + 0x4646464646464646) &^ w & hi
+	return (digits ^ hi) >> 7 * 0x0102040810204080 >> 56
 }

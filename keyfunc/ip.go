@@ -313,7 +313,7 @@ func (c *ipConfig) key(r *http.Request) (string, error) {
 	if c.source == srcRemoteAddr && c.v4bits == 32 {
 		// The common case, "a.b.c.d:port" as net/http writes it: the key is
 		// the address as written, which is the canonical form.
-		if _, n, ok := parseIPv4Port(r.RemoteAddr); ok {
+		if n, ok := ipv4PortLen(r.RemoteAddr); ok {
 			return r.RemoteAddr[:n], nil
 		}
 	}
