@@ -350,7 +350,13 @@ func (s *Set) prepareOne(r *http.Request, i int, res *Result, c *algorithms.Chec
 	b = append(b, p.name...)
 	b = append(b, ':')
 	b = append(b, key...)
-	*c = algorithms.Check{Spec: p.spec, Key: unsafe.String(&b[0], len(b)), Cost: 1}
+	// Written in place, field by field after zeroing: a composite
+	// literal with p.spec in it is built in a temporary and copied,
+	// twice the stores (c may, for all the compiler knows, be p.spec).
+	*c = algorithms.Check{}
+	c.Spec = p.spec
+	c.Key = unsafe.String(&b[0], len(b))
+	c.Cost = 1
 	res.mask, res.n = 1<<i, 1
 	return nil
 }
@@ -373,7 +379,11 @@ func (s *Set) policyKey(r *http.Request, kr **http.Request, asked *bool, p *Poli
 		*asked = true
 		*kr = r.WithContext(keyfunc.WithRoute(r.Context(), s.keyRoute(r)))
 	}
-	key, err = keyOf(p.key, r, *kr, refused)
+	if *kr == r && !refused {
+		key, err = p.key(r) // keyOf's work, without its defer
+	} else {
+		key, err = keyOf(p.key, r, *kr, refused)
+	}
 	if err != nil && errors.Is(err, keyfunc.ErrNoRoute) && *kr == r {
 		// No route known to the key function (the router has
 		// not run): the one the Set's pattern function found,

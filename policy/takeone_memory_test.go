@@ -60,3 +60,48 @@ func TestTakeOneMemoryStore(t *testing.T) {
 		t.Errorf("Take on a closed store = %v, taken %v; want policy: store: ... wrapping ErrClosed, not taken", err, res.Taken())
 	}
 }
+
+// TestPrepareOneAfterFoldedCheck: a Result reused for one policy after a
+// policy folded into its guard (a WithLimit copy, whose one check is made
+// under its guard's Spec, judged at its own limit: Check.Limit) holds a
+// check of that policy alone: nothing of the folded one's is left in the
+// room, so the store decides it at its own limit.
+func TestPrepareOneAfterFoldedCheck(t *testing.T) {
+	store, err := algorithms.NewMemoryStore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	lowered, err := policy.Must(policy.PerMinute("lowered", 10, remoteKey)).WithLimit(5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	folded, err := policy.NewSet([]*policy.Policy{lowered, policy.Must(policy.PerHour("other", 7, remoteKey))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := policy.NewSet([]*policy.Policy{policy.Must(policy.PerMinute("plain", 3, remoteKey))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := httptest.NewRequest("GET", "/", nil)
+	var res policy.Result
+	if err := folded.Prepare(r, folded.Match(r), &res); err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Take(context.Background(), store); err != nil {
+		t.Fatal(err)
+	}
+	if d := res.Decision(0); d.Limit != 5 {
+		t.Fatalf("folded policy: Limit %d, want 5", d.Limit)
+	}
+	if err := plain.Prepare(r, plain.Match(r), &res); err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Take(context.Background(), store); err != nil {
+		t.Fatal(err)
+	}
+	if d := res.Decision(0); !d.Allowed || d.Limit != 3 || d.Remaining != 2 {
+		t.Errorf("one policy after a folded one: decision %+v; want allowed, limit 3, remaining 2", d)
+	}
+}
