@@ -108,7 +108,15 @@ func (*noCopy) Lock()   {}
 func (*noCopy) Unlock() {}
 
 func init() {
-	resultroom.Give = func(r any, room resultroom.Room) { r.(*Result).give(room.Parts()) }
+	resultroom.Give = func(r any, room resultroom.Room) {
+		if one, ok := room.(*resultroom.One); ok {
+			// The room of a request with one policy, the most common:
+			// its parts without a call through the interface.
+			r.(*Result).give(one.Checks[:], one.Decisions[:], one.Keys[:])
+			return
+		}
+		r.(*Result).give(room.Parts())
+	}
 	resultroom.Decisions = func(r any) []algorithms.Decision { return r.(*Result).decisions() }
 }
 
