@@ -128,11 +128,18 @@ func newJudgedInfo(s algorithms.Spec, limit int64) *specInfo {
 // apart, of up to maxSpecs specs judged at a limit of their own, below or
 // above the Spec's (algorithms.Check.Limit), which it forgets all at once when it has
 // more: a limit that keeps moving (an adaptive one) must neither fill the
-// cache for good nor push the specs out. Reads take no lock (sync.Map),
-// which matters under parallel load.
+// cache for good nor push the specs out. Reads take no lock (sync.Map,
+// and the front table before it), which matters under parallel load.
 type specCache struct {
-	m sync.Map // algorithms.Spec -> *specInfo: checks judged at the Spec's limit
-	n atomic.Int64
+	// front answers the Specs m holds without m's lookup, whose hash of
+	// an interface key walks the Spec's fields by reflection (a few
+	// hundred instructions per check): a direct-mapped table, each slot
+	// taken by the first Spec m caches that maps to it and kept (a Spec
+	// whose slot another holds is looked up in m, as before). Reads take
+	// no lock; a slot is written once.
+	front [frontSlots]atomic.Pointer[frontEntry]
+	m     sync.Map // algorithms.Spec -> *specInfo: checks judged at the Spec's limit
+	n     atomic.Int64
 	// judged holds the infos of checks judged at a limit other than
 	// their Spec's, nj counts them.
 	judged sync.Map // judgedSpec -> *specInfo
@@ -154,17 +161,58 @@ func (c *specCache) get(s algorithms.Spec, limit int64) *specInfo {
 	if limit != 0 && limit != s.Limit {
 		return c.getJudged(judgedSpec{s, limit})
 	}
+	slot := &c.front[frontSlot(s)]
+	if e := slot.Load(); e != nil && e.spec == s {
+		return e.info
+	}
 	if v, ok := c.m.Load(s); ok {
-		return v.(*specInfo)
+		si := v.(*specInfo)
+		c.hold(slot, s, si)
+		return si
 	}
 	si := newSpecInfo(s)
 	if c.n.Load() < maxSpecs {
 		if v, loaded := c.m.LoadOrStore(s, si); loaded {
-			return v.(*specInfo)
+			si = v.(*specInfo)
+		} else {
+			c.n.Add(1)
 		}
-		c.n.Add(1)
+		c.hold(slot, s, si)
 	}
 	return si
+}
+
+// frontSlots is the size of specCache.front (a power of two): a few
+// policies' Specs rarely share a slot in it.
+const frontSlots = 256
+
+// frontEntry is a Spec and its info, in a slot of specCache.front.
+type frontEntry struct {
+	spec algorithms.Spec
+	info *specInfo
+}
+
+// frontSlot returns the index of s's slot in specCache.front: a hash of
+// every field (the kind by its length and first letter, which tell the
+// seven apart), with no reflection.
+func frontSlot(s algorithms.Spec) uint {
+	h := uint64(len(s.Algorithm))
+	if len(s.Algorithm) > 0 {
+		h |= uint64(s.Algorithm[0]) << 8
+	}
+	for _, v := range [...]uint64{uint64(s.Limit), uint64(s.Window), uint64(s.Burst), uint64(s.Buckets), uint64(s.MaxDelay)} {
+		h = (h ^ v) * 0x9e3779b97f4a7c15
+		h ^= h >> 32
+	}
+	return uint(h & (frontSlots - 1))
+}
+
+// hold puts s and its info, which m holds, in slot, unless the slot
+// holds a Spec already.
+func (c *specCache) hold(slot *atomic.Pointer[frontEntry], s algorithms.Spec, si *specInfo) {
+	if slot.Load() == nil {
+		slot.CompareAndSwap(nil, &frontEntry{spec: s, info: si})
+	}
 }
 
 // getJudged is get for a check judged at a limit other than its Spec's.
