@@ -46,16 +46,18 @@ func escapeKey(b *strings.Builder, key string) {
 		return
 	}
 	const hex = "0123456789ABCDEF"
+	kept := 0 // key[kept:i] is written as is, in one piece
 	for i := 0; i < len(key); i++ {
 		c := key[i]
 		if c < 0x21 || c > 0x7e || c == '%' || c == '{' || c == '}' {
+			b.WriteString(key[kept:i])
 			b.WriteByte('%')
 			b.WriteByte(hex[c>>4])
 			b.WriteByte(hex[c&15])
-			continue
+			kept = i + 1
 		}
-		b.WriteByte(c)
 	}
+	b.WriteString(key[kept:])
 }
 
 // specInfo is what the store derives once from a valid Spec and the limit
