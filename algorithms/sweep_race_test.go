@@ -105,37 +105,53 @@ func TestMemoryStoreSweptKeyDecidedAtTheSweepsInstant(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/%d checks", k, len(checks)), func(t *testing.T) {
 				ref, refClk := newStore(t)
 				refClk.Set(sweepAt)
-				want := take(t, ref, checks...)[0]
-				if want.ResetAfter > 0 {
-					want.ResetAfter += lag
-				}
-				if want.NextAfter > 0 {
-					want.NextAfter += lag
-				}
-				if want.Delay > 0 {
-					want.Delay += lag
-				}
-
-				clk := &hookClock{}
-				clk.ns.Store(takenAt.UnixNano())
-				s, err := algorithms.NewMemoryStore(algorithms.WithClock(clk))
-				if err != nil {
-					t.Fatal(err)
-				}
-				take(t, s, c)
-				clk.ns.Store(sweepAt.Add(-lag).UnixNano())
-				clk.hook = func() {
-					clk.ns.Store(sweepAt.UnixNano())
-					if n := s.Sweep(); n != 1 {
-						t.Errorf("Sweep() = %d, want 1", n)
-					}
-				}
+				want := lagged(take(t, ref, checks...)[0], lag)
+				s := sweptAtNextReading(t, c, takenAt, sweepAt, lag)
 				if got := take(t, s, checks...)[0]; got != want {
 					t.Errorf("decision %v before a sweep that dropped the key = %+v, want %+v (a new key's at the sweep, durations %v longer)", lag, got, want, lag)
 				}
 			})
 		}
 	}
+}
+
+// lagged returns d as seen from an instant lag before it was decided: its
+// ResetAfter, NextAfter and Delay, where not zero, lag longer.
+func lagged(d algorithms.Decision, lag time.Duration) algorithms.Decision {
+	if d.ResetAfter > 0 {
+		d.ResetAfter += lag
+	}
+	if d.NextAfter > 0 {
+		d.NextAfter += lag
+	}
+	if d.Delay > 0 {
+		d.Delay += lag
+	}
+	return d
+}
+
+// sweptAtNextReading returns a store that took c at takenAt and whose clock
+// now reads lag before sweepAt; its next reading moves the clock to
+// sweepAt and sweeps the store, which must drop one key (c's, idle from
+// sweepAt on), before the reading returns the earlier instant.
+func sweptAtNextReading(t *testing.T, c algorithms.Check, takenAt, sweepAt time.Time, lag time.Duration) *algorithms.MemoryStore {
+	t.Helper()
+	clk := &hookClock{}
+	clk.ns.Store(takenAt.UnixNano())
+	s, err := algorithms.NewMemoryStore(algorithms.WithClock(clk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	take(t, s, c)
+	clk.ns.Store(sweepAt.Add(-lag).UnixNano())
+	clk.hook = func() {
+		clk.ns.Store(sweepAt.UnixNano())
+		if n := s.Sweep(); n != 1 {
+			t.Errorf("Sweep() = %d, want 1", n)
+		}
+	}
+	return s
 }
 
 // TestMemoryStoreSweepOfNothingLeavesNewKeysAtTheirInstant: a Sweep that

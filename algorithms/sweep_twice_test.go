@@ -28,32 +28,9 @@ func TestMemoryStoreSweptKeyNamedTwiceDecidedAtTheSweepsInstant(t *testing.T) {
 			refClk.Set(sweepAt)
 			want := take(t, ref, c, c)
 			for i := range want {
-				if want[i].ResetAfter > 0 {
-					want[i].ResetAfter += lag
-				}
-				if want[i].NextAfter > 0 {
-					want[i].NextAfter += lag
-				}
-				if want[i].Delay > 0 {
-					want[i].Delay += lag
-				}
+				want[i] = lagged(want[i], lag)
 			}
-
-			clk := &hookClock{}
-			clk.ns.Store(sweepAt.Add(-idleAfter[k]).UnixNano())
-			s, err := algorithms.NewMemoryStore(algorithms.WithClock(clk))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { s.Close() })
-			take(t, s, c)
-			clk.ns.Store(sweepAt.Add(-lag).UnixNano())
-			clk.hook = func() {
-				clk.ns.Store(sweepAt.UnixNano())
-				if n := s.Sweep(); n != 1 {
-					t.Errorf("Sweep() = %d, want 1", n)
-				}
-			}
+			s := sweptAtNextReading(t, c, sweepAt.Add(-idleAfter[k]), sweepAt, lag)
 			got := take(t, s, c, c)
 			for i := range got {
 				if got[i] != want[i] {
