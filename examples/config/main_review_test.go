@@ -5,8 +5,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -176,12 +174,7 @@ func TestSampleClientKeys(t *testing.T) {
 // it is closed when the test ends.
 func sampleServer(t *testing.T) *server {
 	t.Helper()
-	sample, err := os.ReadFile("ratekeeper.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "ratekeeper.yaml")
-	save(t, path, sample)
+	_, path := sampleFile(t)
 	return quietServer(t, path, algotest.NewClock(time.Unix(1_700_000_040, 0)))
 }
 
