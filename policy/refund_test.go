@@ -26,10 +26,17 @@ func memoryStoreAt(t *testing.T, now *time.Time) *algorithms.MemoryStore {
 func preparedResult(t *testing.T, s *policy.Set, r *http.Request) *policy.Result {
 	t.Helper()
 	res := new(policy.Result)
+	prepareInto(t, s, r, res)
+	return res
+}
+
+// prepareInto prepares res, new or reused, for r under s (the policies
+// s.Match finds).
+func prepareInto(t *testing.T, s *policy.Set, r *http.Request, res *policy.Result) {
+	t.Helper()
 	if err := s.Prepare(r, s.Match(r), res); err != nil {
 		t.Fatal(err)
 	}
-	return res
 }
 
 // takeResult prepares r under s (the policies s.Match finds) and takes the

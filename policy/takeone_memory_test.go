@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/policy"
@@ -16,10 +17,8 @@ import (
 // store's decision, and the store's errors come back wrapped, the Result
 // not taken: a closed store, a context ended.
 func TestTakeOneMemoryStore(t *testing.T) {
-	store, err := algorithms.NewMemoryStore()
-	if err != nil {
-		t.Fatal(err)
-	}
+	now := time.Unix(1_700_000_040, 0)
+	store := memoryStoreAt(t, &now)
 	p := policy.Must(policy.PerMinute("solo", 2, remoteKey))
 	s, err := policy.NewSet([]*policy.Policy{p})
 	if err != nil {
@@ -31,9 +30,7 @@ func TestTakeOneMemoryStore(t *testing.T) {
 		allowed   bool
 		remaining int64
 	}{{true, 1}, {true, 0}, {false, 0}} {
-		if err := s.Prepare(r, s.Match(r), &res); err != nil {
-			t.Fatal(err)
-		}
+		prepareInto(t, s, r, &res)
 		if err := res.Take(context.Background(), store); err != nil {
 			t.Fatalf("Take %d: %v", i, err)
 		}
@@ -44,17 +41,13 @@ func TestTakeOneMemoryStore(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := s.Prepare(r, s.Match(r), &res); err != nil {
-		t.Fatal(err)
-	}
+	prepareInto(t, s, r, &res)
 	if err := res.Take(ctx, store); !errors.Is(err, context.Canceled) || res.Taken() {
 		t.Errorf("Take on an ended context = %v, taken %v; want context.Canceled, not taken", err, res.Taken())
 	}
 
 	store.Close()
-	if err := s.Prepare(r, s.Match(r), &res); err != nil {
-		t.Fatal(err)
-	}
+	prepareInto(t, s, r, &res)
 	err = res.Take(context.Background(), store)
 	if !errors.Is(err, algorithms.ErrClosed) || !strings.HasPrefix(err.Error(), "policy: store: ") || res.Taken() {
 		t.Errorf("Take on a closed store = %v, taken %v; want policy: store: ... wrapping ErrClosed, not taken", err, res.Taken())
@@ -67,10 +60,8 @@ func TestTakeOneMemoryStore(t *testing.T) {
 // check of that policy alone: nothing of the folded one's is left in the
 // room, so the store decides it at its own limit.
 func TestPrepareOneAfterFoldedCheck(t *testing.T) {
-	store, err := algorithms.NewMemoryStore()
-	if err != nil {
-		t.Fatal(err)
-	}
+	now := time.Unix(1_700_000_040, 0)
+	store := memoryStoreAt(t, &now)
 	defer store.Close()
 	lowered, err := policy.Must(policy.PerMinute("lowered", 10, remoteKey)).WithLimit(5)
 	if err != nil {
@@ -86,18 +77,14 @@ func TestPrepareOneAfterFoldedCheck(t *testing.T) {
 	}
 	r := httptest.NewRequest("GET", "/", nil)
 	var res policy.Result
-	if err := folded.Prepare(r, folded.Match(r), &res); err != nil {
-		t.Fatal(err)
-	}
+	prepareInto(t, folded, r, &res)
 	if err := res.Take(context.Background(), store); err != nil {
 		t.Fatal(err)
 	}
 	if d := res.Decision(0); d.Limit != 5 {
 		t.Fatalf("folded policy: Limit %d, want 5", d.Limit)
 	}
-	if err := plain.Prepare(r, plain.Match(r), &res); err != nil {
-		t.Fatal(err)
-	}
+	prepareInto(t, plain, r, &res)
 	if err := res.Take(context.Background(), store); err != nil {
 		t.Fatal(err)
 	}
