@@ -514,11 +514,10 @@ func str(b []byte) string {
 // handler, has written a field yet: the common case) is not looked up.
 func add2(vals *[2]string, h http.Header, k1, v1, k2, v2 string) {
 	vals[0], vals[1] = v1, v2
-	if len(h) == 0 {
-		h[k1], h[k2] = vals[0:1:1], vals[1:2:2]
-		return
+	var o1, o2 []string
+	if len(h) > 0 {
+		o1, o2 = h[k1], h[k2]
 	}
-	o1, o2 := h[k1], h[k2]
 	if o1 == nil && o2 == nil {
 		h[k1], h[k2] = vals[0:1:1], vals[1:2:2]
 		return
