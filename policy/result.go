@@ -387,11 +387,7 @@ func (s *Set) policyKey(r *http.Request, kr **http.Request, asked *bool, p *Poli
 		*asked = true
 		*kr = r.WithContext(keyfunc.WithRoute(r.Context(), s.keyRoute(r)))
 	}
-	if *kr == r && !refused {
-		key, err = p.key(r) // keyOf's work, without its defer
-	} else {
-		key, err = keyOf(p.key, r, *kr, refused)
-	}
+	key, err = keyOf(p.key, r, *kr, refused)
 	if err != nil && errors.Is(err, keyfunc.ErrNoRoute) && *kr == r {
 		// No route known to the key function (the router has
 		// not run): the one the Set's pattern function found,
@@ -452,6 +448,14 @@ func costOnceRefused(f func(*http.Request) int64, r *http.Request) (cost int64, 
 // then panicked would otherwise leave the form's files on disk. Once the
 // request is refused (see keyOnceRefused), f's panic is its key error.
 func keyOf(f keyfunc.Func, r, kr *http.Request, refused bool) (string, error) {
+	if kr == r && !refused {
+		return f(r) // the common case, in line: nothing to give back
+	}
+	return keyOfCopy(f, r, kr, refused)
+}
+
+// keyOfCopy is keyOf for a copy of r or a refused request.
+func keyOfCopy(f keyfunc.Func, r, kr *http.Request, refused bool) (string, error) {
 	if kr != r {
 		defer keepBody(r, kr)
 	}
