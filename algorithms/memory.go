@@ -866,7 +866,8 @@ func (s *MemoryStore) takeHeld(dst []Decision, checks []Check, hs []uint64, t in
 		cps [maxBatch]*cell // where each check's state is held
 		cls [maxBatch]cell  // its state after the check
 		tbs [maxBatch]*table
-		avs [maxBatch]int64 // sliding_window's quota before the check
+		avs [maxBatch]int64 // sliding_window's units available after the check
+		qs  [maxBatch]bool  // decided by TakeOne's in-line steps
 	)
 	for i := range checks {
 		c := &checks[i]
@@ -901,7 +902,7 @@ func (s *MemoryStore) takeHeld(dst []Decision, checks []Check, hs []uint64, t in
 			}
 		}
 		cl := *cp
-		var ok bool
+		var ok, quick bool
 		switch tb.fast {
 		case fastFixed:
 			if t < cl.t {
@@ -912,14 +913,29 @@ func (s *MemoryStore) takeHeld(dst []Decision, checks []Check, hs []uint64, t in
 			if t < cl.t {
 				return false
 			}
-			cl, ok, avs[i] = p.slidingAdmit(cl, t, n, true)
+			// TakeOne's in-line steps for a state in the window of t, at
+			// the Spec's own limit; the general ones otherwise.
+			if c.Limit == 0 {
+				if cl.x == 0 {
+					cl, ok, avs[i], quick = p.slidingAdmitQuick(cl, t, n)
+				} else {
+					cl, ok, avs[i], quick = p.slidingAdmitWeighed(cl, t, n)
+				}
+			}
+			if !quick {
+				cl, ok, avs[i] = p.slidingAdmit(cl, t, n, true)
+			}
 		case fastBucket:
-			cl, ok = p.bucketAdmit(cl, t, n, true)
+			if quick = p.emR == 0; quick {
+				cl, ok = p.bucketAdmitQuick(cl, t, n)
+			} else {
+				cl, ok = p.bucketAdmit(cl, t, n, true)
+			}
 		}
 		if !ok {
 			return false
 		}
-		cps[i], cls[i], tbs[i] = cp, cl, tb
+		cps[i], cls[i], tbs[i], qs[i] = cp, cl, tb, quick
 	}
 	for i := range checks {
 		*cps[i] = cls[i]
@@ -933,9 +949,20 @@ func (s *MemoryStore) takeHeld(dst []Decision, checks []Check, hs []uint64, t in
 		case fastFixed:
 			p.fixedReport(&dst[i], cls[i], t, true)
 		case fastSliding:
-			p.slidingReport(&dst[i], cls[i], t, n, true, avs[i])
+			switch {
+			case !qs[i]:
+				p.slidingReport(&dst[i], cls[i], t, n, true, avs[i])
+			case cls[i].x > 0:
+				p.slidingReportWeighed(&dst[i], cls[i], t, avs[i])
+			default:
+				p.slidingReportQuick(&dst[i], cls[i], t, avs[i])
+			}
 		case fastBucket:
-			p.bucketReport(&dst[i], cls[i], t, n, true)
+			if qs[i] {
+				p.bucketReportWhole(&dst[i], cls[i], t) // admitted: not full, at most C in use
+			} else {
+				p.bucketReport(&dst[i], cls[i], t, n, true)
+			}
 		}
 	}
 	return true
