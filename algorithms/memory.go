@@ -913,14 +913,14 @@ func (s *MemoryStore) takeHeld(dst []Decision, checks []Check, hs []uint64, t in
 			if t < cl.t {
 				return false
 			}
-			// TakeOne's in-line steps for a state in the window of t, at
-			// the Spec's own limit; the general ones otherwise.
-			if c.Limit == 0 {
-				if cl.x == 0 {
-					cl, ok, avs[i], quick = p.slidingAdmitQuick(cl, t, n)
-				} else {
-					cl, ok, avs[i], quick = p.slidingAdmitWeighed(cl, t, n)
-				}
+			// TakeOne's in-line steps for a state in the window of t (at
+			// the Spec's limit or at the check's: they hold for any
+			// limit, the counts at most it once admitted); the general
+			// ones otherwise.
+			if cl.x == 0 {
+				cl, ok, avs[i], quick = p.slidingAdmitQuick(cl, t, n)
+			} else {
+				cl, ok, avs[i], quick = p.slidingAdmitWeighed(cl, t, n)
 			}
 			if !quick {
 				cl, ok, avs[i] = p.slidingAdmit(cl, t, n, true)
