@@ -28,7 +28,8 @@ type OverheadConfig struct {
 	MaxDuration time.Duration
 	// LatDuration is the length of each fixed-rate latency attack.
 	LatDuration time.Duration
-	// Rounds repeats both phases, rotating the order of the scenarios.
+	// Rounds repeats each phase, in a balanced order of the scenarios
+	// (see measureRounds).
 	Rounds int
 	// Fraction of the no-limiter maximum throughput at which latency is
 	// measured; 0 means 0.5.
@@ -195,48 +196,50 @@ func RunOverhead(ctx context.Context, cfg OverheadConfig) ([]OverheadResult, err
 			res[i].FirstError = o.FirstError
 		}
 	}
-	order := func(round int) []int {
-		idx := make([]int, len(scs))
-		for i := range idx {
-			idx[i] = (i + round) % len(scs)
+	// Each measurement starts on a collected heap, in a balanced order
+	// (see measureRounds).
+	settle := func() { runtime.GC() }
+	err = measureRounds(len(scs), cfg.Rounds, settle, func(i int) error {
+		o, err := Run(ctx, Attack{Targets: urls[i : i+1], Duration: cfg.MaxDuration, Conns: cfg.Conns})
+		if err != nil {
+			return err
 		}
-		return idx
-	}
-	for round := range cfg.Rounds {
-		for _, i := range order(round) {
-			o, err := Run(ctx, Attack{Targets: urls[i : i+1], Duration: cfg.MaxDuration, Conns: cfg.Conns})
-			if err != nil {
-				return nil, err
-			}
-			note(i, o)
-			res[i].MaxRPSRounds = append(res[i].MaxRPSRounds, o.Throughput())
-		}
+		note(i, o)
+		res[i].MaxRPSRounds = append(res[i].MaxRPSRounds, o.Throughput())
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	inproc := make([][]float64, len(scs))
-	for round := range cfg.Rounds {
-		for _, i := range order(round) {
-			rps, err := inProcess(ctx, scs[i].handler, inProcDuration)
-			if err != nil {
-				return nil, fmt.Errorf("loadtest: %s in process: %w", scs[i].name, err)
-			}
-			inproc[i] = append(inproc[i], rps)
+	err = measureRounds(len(scs), cfg.Rounds, settle, func(i int) error {
+		rps, err := inProcess(ctx, scs[i].handler, inProcDuration)
+		if err != nil {
+			return fmt.Errorf("loadtest: %s in process: %w", scs[i].name, err)
 		}
+		inproc[i] = append(inproc[i], rps)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	for i := range res {
 		res[i].MaxRPS = median(res[i].MaxRPSRounds)
 		res[i].InProcRPS = median(inproc[i])
 	}
 	rate := frac * res[0].MaxRPS
-	for round := range cfg.Rounds {
-		for _, i := range order(round) {
-			o, err := Run(ctx, Attack{Targets: urls[i : i+1], Rate: rate, Duration: cfg.LatDuration, Conns: cfg.Conns})
-			if err != nil {
-				return nil, err
-			}
-			note(i, o)
-			res[i].Sent += o.Requests
-			lat[i] = append(lat[i], o.Latencies...)
+	err = measureRounds(len(scs), cfg.Rounds, settle, func(i int) error {
+		o, err := Run(ctx, Attack{Targets: urls[i : i+1], Rate: rate, Duration: cfg.LatDuration, Conns: cfg.Conns})
+		if err != nil {
+			return err
 		}
+		note(i, o)
+		res[i].Sent += o.Requests
+		lat[i] = append(lat[i], o.Latencies...)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	for i := range res {
 		l := lat[i]
@@ -248,6 +251,49 @@ func RunOverhead(ctx context.Context, cfg OverheadConfig) ([]OverheadResult, err
 		}
 	}
 	return res, nil
+}
+
+// measureRounds measures each of n scenarios once per round, for rounds
+// rounds, in the order overheadOrder gives, calling settle before each
+// measurement, and stops at the first error measure returns.
+//
+// settle (a garbage collection) keeps a measurement from paying for the
+// garbage of the one before it, and the order keeps any scenario from
+// always following the same one: with a plain rotation, ours (memory, 1
+// policy) always ran right after the no-limiter scenario and httprate
+// always after the Redis one.
+func measureRounds(n, rounds int, settle func(), measure func(i int) error) error {
+	for round := range rounds {
+		for _, i := range overheadOrder(n, round) {
+			settle()
+			if err := measure(i); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// overheadOrder returns the order in which round runs n scenarios: the rows
+// of a Williams design, a Latin square in which, over n rounds (2n for an
+// odd n), every scenario runs in every place equally often and right after
+// every other equally often. Its first row is 0, 1, n-1, 2, n-2, ...; row r
+// adds r to each entry (mod n), and for an odd n the rows from n on are
+// those of the first n reversed.
+func overheadOrder(n, round int) []int {
+	o := make([]int, n)
+	for j := range o {
+		first := (j + 1) / 2   // 0, 1, _, 2, _, 3, ...
+		if j > 0 && j%2 == 0 { // _, _, n-1, _, n-2, ...
+			first = n - j/2
+		}
+		p := j
+		if n%2 == 1 && round/n%2 == 1 {
+			p = n - 1 - j
+		}
+		o[p] = (first + round) % n
+	}
+	return o
 }
 
 // inProcDuration is the length of each in-process measurement.
