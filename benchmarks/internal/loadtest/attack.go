@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"net/http"
 	"net/netip"
 	"net/url"
 	"slices"
@@ -167,7 +168,15 @@ func Run(ctx context.Context, a Attack) (*Outcome, error) {
 		}
 	}
 	n := uint64(a.Conns)
+	// Our own transport (the options below set it up as they would
+	// vegeta's), so that the attack's connections can be closed when it
+	// ends: vegeta leaves them open and idle, and each attack would add
+	// Conns of them, with their goroutines and buffers on both sides, to the
+	// process every later measurement runs in. No proxy: loopback only.
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
 	atk := vegeta.NewAttacker(
+		vegeta.Client(&http.Client{Transport: tr}),
 		vegeta.Workers(n), vegeta.MaxWorkers(n),
 		vegeta.Connections(a.Conns), vegeta.MaxConnections(a.Conns),
 		vegeta.KeepAlive(true), vegeta.Timeout(timeout), vegeta.MaxBody(0),
