@@ -2,6 +2,9 @@ package loadtest
 
 import (
 	"context"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -50,5 +53,24 @@ func TestRunFloodConfigErrors(t *testing.T) {
 		if _, err := RunFlood(context.Background(), cfg); err == nil {
 			t.Errorf("RunFlood(%+v): nil error", cfg)
 		}
+	}
+}
+
+// TestBytesPerKeyIsTheDocumented: the flood's report prints BytesPerKey as
+// the MemoryStore's documented budget and judges the heap against it; it
+// must be the figure the documentation gives, not one of its own.
+func TestBytesPerKeyIsTheDocumented(t *testing.T) {
+	src, err := os.ReadFile("../../../algorithms/memory.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := strings.Join(strings.Fields(strings.ReplaceAll(string(src), "//", "")), " ")
+	_, after, ok := strings.Cut(doc, "Budget ")
+	if !ok {
+		t.Fatal(`algorithms/memory.go no longer says "Budget N bytes per key"`)
+	}
+	n, _, ok := strings.Cut(after, " bytes per key")
+	if !ok || n != strconv.Itoa(BytesPerKey) {
+		t.Fatalf("algorithms/memory.go budgets %q bytes per key; BytesPerKey is %d", n, BytesPerKey)
 	}
 }
