@@ -95,8 +95,17 @@ func (d *storeDecider) allow(key string) bool {
 // are in the previous window, before the run's own (see newStoreDecider).
 const slidingSeed = 100
 
+// benchMaxKeys is the key bound of our MemoryStore in the decision
+// benchmarks, the examples' (algorithms.WithMaxKeys(1_000_000)), as
+// throttled's store is bounded as its documentation sets it up
+// (throttledMaxKeys). The bound costs only when a new key is inserted at
+// it: nothing for a key held. BenchmarkMemoryPerKey's store is unbounded,
+// to hold its million keys (a bound of a million, spread over 64 shards,
+// would evict from the fuller ones); a bound changes no key's size.
+const benchMaxKeys = 1_000_000
+
 func newStoreDecider(b testing.TB, k algorithms.Kind, fixed bool) decider {
-	var opts []algorithms.MemoryOption
+	opts := []algorithms.MemoryOption{algorithms.WithMaxKeys(benchMaxKeys)}
 	if fixed {
 		now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 		clock := func() time.Time { return now }
@@ -212,7 +221,7 @@ func benchDeciders(b *testing.B, fixed bool) []namedDecider {
 		ds = append(ds,
 			namedDecider{"peer=httprate", newHttprate},
 			namedDecider{"peer=x-time-rate", func() decider { return &xrateMap{} }},
-			namedDecider{"peer=throttled", func() decider { return newThrottled(b) }},
+			namedDecider{"peer=throttled", func() decider { return newThrottled(b, throttledMaxKeys) }},
 			namedDecider{"peer=go-limiter", func() decider { return newGoLimiter(b) }},
 			namedDecider{"peer=ulule", newUlule},
 		)
@@ -260,10 +269,13 @@ func BenchmarkHotKeyParallel(b *testing.B) {
 	}
 }
 
-// BenchmarkKeysParallel decides for 10,000 keys from every CPU: the cost of
-// the key table under parallel load.
+// parallelKeys is the number of keys of BenchmarkKeysParallel.
+const parallelKeys = 10_000
+
+// BenchmarkKeysParallel decides for parallelKeys keys from every CPU: the
+// cost of the key table under parallel load.
 func BenchmarkKeysParallel(b *testing.B) {
-	ks := keys(10_000)
+	ks := keys(parallelKeys)
 	for _, d := range benchDeciders(b, false) {
 		b.Run("clock/"+d.name, func(b *testing.B) {
 			dec := d.new()
@@ -310,7 +322,7 @@ func BenchmarkMemoryPerKey(b *testing.B) {
 	}
 	b.Run("peer=httprate", func(b *testing.B) { benchMemory(b, ks, newHttprate) })
 	b.Run("peer=x-time-rate", func(b *testing.B) { benchMemory(b, ks, func() decider { return &xrateMap{} }) })
-	b.Run("peer=throttled", func(b *testing.B) { benchMemory(b, ks, func() decider { return newThrottled(b) }) })
+	b.Run("peer=throttled", func(b *testing.B) { benchMemory(b, ks, func() decider { return newThrottled(b, n) }) })
 	b.Run("peer=go-limiter", func(b *testing.B) { benchMemory(b, ks, func() decider { return newGoLimiter(b) }) })
 	b.Run("peer=ulule", func(b *testing.B) { benchMemory(b, ks, newUlule) })
 }
