@@ -119,6 +119,24 @@ func reportCPU(b *testing.B, cpu0 time.Duration, ok bool) {
 	}
 }
 
+// benchMaxKeys is the key bound of our MemoryStore in the benchmarks, the
+// examples' (algorithms.WithMaxKeys(1_000_000)).
+const benchMaxKeys = 1_000_000
+
+// benchStore returns the MemoryStore of the benchmarks, bounded as the
+// examples bound it, as the peers' stores are bounded as their
+// documentation sets them up (throttledMaxKeys). The bound costs only when
+// a new key is inserted at it: nothing for a key held.
+func benchStore(tb testing.TB) *algorithms.MemoryStore {
+	tb.Helper()
+	store, err := algorithms.NewMemoryStore(algorithms.WithMaxKeys(benchMaxKeys))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { store.Close() })
+	return store
+}
+
 func benchMiddleware(b testing.TB, n int, opts ...middleware.Option) http.Handler {
 	b.Helper()
 	return benchMiddlewareOf(b, n, opts...).Handler(benchHandler)
@@ -140,11 +158,7 @@ func benchLowered(b *testing.B, n int, opts ...middleware.Option) http.Handler {
 
 func benchMiddlewareOf(b testing.TB, n int, opts ...middleware.Option) *middleware.Middleware {
 	b.Helper()
-	store, err := algorithms.NewMemoryStore()
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { store.Close() })
+	store := benchStore(b)
 	ip := keyfunc.Must(keyfunc.IP())
 	// The first policy's quota is the peers' (MaxLimit per peerWindow, a
 	// minute), so that one policy does the job each peer does; the others

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/didip/tollbooth/v7"
+	"github.com/didip/tollbooth/v7/limiter"
 	"github.com/sethvargo/go-limiter/httplimit"
 	"github.com/sethvargo/go-limiter/memorystore"
 	"github.com/throttled/throttled/v2"
@@ -26,14 +27,27 @@ const peerWindow = time.Minute
 // client IP from RemoteAddr, in memory, with a limit far above the run (so
 // every request is allowed), as each one's documentation sets it up.
 
+// throttledMaxKeys is the key bound of throttled's memstore, as its README
+// and examples make it (memstore.NewCtx(65536)): bounded, with an LRU
+// list, as in production. memstore.NewCtx(0), which this harness used, is
+// its unbounded mode (a map under an RWMutex, no eviction), cheaper per
+// request than the LRU (whose Get takes an exclusive lock to move the key
+// to the front) and not what its documentation sets up.
+const throttledMaxKeys = 65536
+
+// throttledStore returns throttled's memstore bounded at throttledMaxKeys.
+func throttledStore(tb testing.TB) throttled.GCRAStoreCtx {
+	st, err := memstore.NewCtx(throttledMaxKeys)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return st
+}
+
 // throttledByIP is throttled's HTTPRateLimiterCtx (GCRA over memstore,
 // X-RateLimit headers), varying by RemoteAddr.
 func throttledByIP(b *testing.B) func(http.Handler) http.Handler {
-	st, err := memstore.NewCtx(0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	rl, err := throttled.NewGCRARateLimiterCtx(st, throttled.RateQuota{
+	rl, err := throttled.NewGCRARateLimiterCtx(throttledStore(b), throttled.RateQuota{
 		MaxRate:  throttled.PerDuration(algorithms.MaxLimit, peerWindow),
 		MaxBurst: algorithms.MaxLimit - 1,
 	})
@@ -66,11 +80,27 @@ func ululeByIP() func(http.Handler) http.Handler {
 }
 
 // tollboothByIP is tollbooth's LimitHandler (x/time/rate token buckets in
-// an expirable cache), looking the IP up in RemoteAddr only. tollbooth
-// takes a rate per second only: MaxLimit per second, far above the run as
-// the others' quotas are.
+// an expirable cache) with the peers' quota, keyed by the IP from
+// RemoteAddr (see tollboothLimiter).
 func tollboothByIP() func(http.Handler) http.Handler {
-	lmt := tollbooth.NewLimiter(float64(algorithms.MaxLimit), nil)
-	lmt.SetIPLookups([]string{"RemoteAddr"})
+	lmt := tollboothLimiter(algorithms.MaxLimit)
 	return func(next http.Handler) http.Handler { return tollbooth.LimitHandler(lmt, next) }
+}
+
+// tollboothLimiter returns a tollbooth limiter of limit requests per
+// peerWindow, keyed by the IP from RemoteAddr alone.
+//
+// tollbooth takes a rate per second only: limit per peerWindow is a token
+// bucket filling at limit/peerWindow with a burst of limit (the harness
+// gave it limit per second, with that burst). Its key is the IP and the
+// URL path unless told to ignore the URL (SetIgnoreURL): the others key by
+// the IP alone. Its token buckets expire after an hour, as its README sets
+// up expirable buckets; with no expiry (nil options) they are kept for ten
+// years and the cache is never pruned.
+func tollboothLimiter(limit int64) *limiter.Limiter {
+	lmt := tollbooth.NewLimiter(float64(limit)/peerWindow.Seconds(), &limiter.ExpirableOptions{DefaultExpirationTTL: time.Hour})
+	lmt.SetBurst(int(limit))
+	lmt.SetIPLookups([]string{"RemoteAddr"})
+	lmt.SetIgnoreURL(true)
+	return lmt
 }
