@@ -531,14 +531,14 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 				}
 				retry = max(1, seconds(failWait), seconds(outerWait(r, http.StatusServiceUnavailable, own)))
 			}
-			refusing(r)
+			m.refusing(r)
 			refuse(caller, r, rc, func(c *http.Request) { m.unavailable(w, c, res, retry, err) })
 			return
 		}
 		if m.failure.mode == failClosed && !m.shadowed(caller, r, rc, res) {
 			m.stats.failedClosed.Add(1)
 			m.observe(r, res, FailedClosed, start, countedOut)
-			refusing(r)
+			m.refusing(r)
 			retry := max(1, seconds(m.failure.retryAfter), seconds(outerWait(r, http.StatusServiceUnavailable, own)))
 			refuse(caller, r, rc, func(c *http.Request) { m.unavailable(w, c, res, retry, err) })
 			return
@@ -603,7 +603,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		if shared {
 			oneMemberPerName(r.Context(), w.Header(), res, vals, 0)
 		}
-		refusing(r)
+		m.refusing(r)
 		if m.onDeny != nil {
 			refuse(caller, r, rc, func(c *http.Request) { m.onDeny(w, c, res) })
 			return
@@ -640,7 +640,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			}
 			// Its retry waits for its turn, and for the middlewares
 			// further out that admitted it with their last units.
-			refusing(r)
+			m.refusing(r)
 			retry := max(1, seconds(d), seconds(outerWait(r, http.StatusServiceUnavailable, own)))
 			refuse(caller, r, rc, func(c *http.Request) { m.unavailable(w, c, res, retry, early) })
 			return
@@ -671,7 +671,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 				// time left to its turn, at least 1 s.
 				retry = max(1, seconds(d-waited), seconds(outerWait(r, http.StatusServiceUnavailable, own)-waited))
 			}
-			refusing(r)
+			m.refusing(r)
 			refuse(caller, r, rc, func(c *http.Request) { m.unavailable(w, c, res, retry, cut) })
 			return
 		}
@@ -713,7 +713,7 @@ func (m *Middleware) refusePrepared(w http.ResponseWriter, caller, r *http.Reque
 	if errors.As(err, &ke) {
 		m.stats.keyRejected.Add(1)
 		m.observe(r, res, KeyRejected, start, 0)
-		refusing(r)
+		m.refusing(r)
 		refuse(caller, r, rc, func(c *http.Request) { m.rejectKey(w, c, res, ke) })
 		return
 	}
@@ -721,7 +721,7 @@ func (m *Middleware) refusePrepared(w http.ResponseWriter, caller, r *http.Reque
 	if errors.As(err, &ce) {
 		m.stats.denied.Add(1)
 		m.observe(r, res, Denied, start, 0)
-		refusing(r)
+		m.refusing(r)
 		if m.onDeny != nil {
 			refuse(caller, r, rc, func(c *http.Request) { m.onDeny(w, c, res) })
 			return
@@ -846,13 +846,19 @@ func (m *Middleware) giveBack(r *http.Request, res *Result, status int, taking t
 	return give
 }
 
-// refusing notes in the Results of the middlewares further out (in r's
-// context) that a middleware further in answers r itself: those whose
-// policies do not count the refusal give their units back as its status
-// is written (see serveCounted). It writes only the Results of requests
-// served by serveCounted (markCounting): the others, a Result handed to
-// the shadow report among them, may be read by another goroutine.
-func refusing(r *http.Request) {
+// refusing is called as m answers r itself (a denial, a rejection, a
+// 503), before the answer. It tells m's Feedback, when it has a method
+// Refused (see Feedback). And it notes in the Results of the middlewares
+// further out (in r's context) that a middleware further in answers r
+// itself: those whose policies do not count the refusal give their units
+// back as its status is written (see serveCounted). It writes only the
+// Results of requests served by serveCounted (markCounting): the others,
+// a Result handed to the shadow report among them, may be read by
+// another goroutine.
+func (m *Middleware) refusing(r *http.Request) {
+	if fb := m.fb.Load(); fb != nil && fb.refused != nil {
+		fb.refused.Refused()
+	}
 	eachOuter(r.Context(), outerKey{}, 0, func(c *resultContext, _ time.Duration) bool {
 		if c.res.marks&markCounting != 0 {
 			c.res.marks |= markRefused
@@ -2107,12 +2113,33 @@ func (m *Middleware) Stats() Stats {
 // not, or as the handler hijacks its connection; and End as the handler
 // begins to wait on its client, Begin again as the wait ends (a request
 // blocked on its client is not in flight for the service).
+//
+// A Feedback that also has a method Refused() (an adaptive.Controller
+// has) is told of each request the middleware answers itself instead of
+// passing it on: denied (429, by its own answer or the deny handler's,
+// for want of quota or for a cost no policy admits), rejected for want
+// of a key (400, 403), refused while the store fails under FailClosed,
+// cut short in a leaky_queue hold or refused before it by the request's
+// deadline, or whose context ended while the store decided it (503). It
+// is called once per such request, before the answer is written, and is
+// neither an Observe nor a Begin: the request says nothing of the
+// service's health. It tells the Feedback that time passes while no
+// request reaches the handler (an adaptive.Controller judges the periods
+// that ended then, as its Evaluate would: a lowered limit that denies
+// every request climbs back while the service stays healthy, see "Periods
+// no request judges" in package middleware/adaptive). With nested
+// middlewares, each tells its own Feedback of the requests it answers: a
+// request an outer one refused never reaches the inner one.
 type Feedback interface {
 	Observe(latency time.Duration, status int)
 }
 
-// feedback boxes a Feedback for an atomic pointer.
-type feedback struct{ f Feedback }
+// feedback boxes a Feedback for an atomic pointer, with its Refused
+// method when it has one (see Feedback), found once by SetFeedback.
+type feedback struct {
+	f       Feedback
+	refused interface{ Refused() }
+}
 
 // SetFeedback makes the middleware time every request it passes to its
 // handler (allowed, skipped, matched by no policy, shadow-denied or let
@@ -2129,9 +2156,10 @@ type feedback struct{ f Feedback }
 // pass for a slow service (see "What is measured" in package
 // middleware/adaptive). The handler's writer keeps the optional
 // interfaces of the server's (Flusher, Hijacker and io.ReaderFrom over
-// HTTP/1, Pusher over HTTP/2). nil stops it. It is safe to call while
-// requests are served. A controller built on the middleware is set once
-// both exist:
+// HTTP/1, Pusher over HTTP/2). A request the middleware answers itself
+// is told to f's Refused method, if it has one (see [Feedback]), and is
+// not timed. nil stops it. It is safe to call while requests are served.
+// A controller built on the middleware is set once both exist:
 //
 //	ctrl, err := adaptive.New(m, adaptive.Config{})
 //	...
@@ -2141,15 +2169,19 @@ type feedback struct{ f Feedback }
 // With nested middlewares (a global one and a stricter one on some
 // routes), set the Feedback on the innermost only: an outer middleware's
 // handler is the inner middleware, so it would also count the inner one's
-// 429s, and a Feedback set on both counts each request twice.
+// 429s, and a Feedback set on both counts each request twice. The inner
+// one's Feedback is told nothing of the requests the outer one refuses.
 //
-// Without a Feedback a request pays one atomic load for it.
+// Without a Feedback a request pays one atomic load for it; with one,
+// a refused request pays nothing more when it has no Refused method.
 func (m *Middleware) SetFeedback(f Feedback) {
 	if f == nil {
 		m.fb.Store(nil)
 		return
 	}
-	m.fb.Store(&feedback{f})
+	fb := &feedback{f: f}
+	fb.refused, _ = f.(interface{ Refused() })
+	m.fb.Store(fb)
 }
 
 // fedHandler is the handler a middleware passes requests to: next, timed

@@ -380,6 +380,24 @@ func (c *Controller) Begin() interface{ End() } {
 	return f
 }
 
+// Refused records a request that the rate limiter answered itself (a
+// 429, a key rejected, a 503 under FailClosed) instead of passing it to
+// the service: neither a sample nor in flight, for it says nothing of the
+// service's health, but a sign that time passes. As Observe and Begin do,
+// the first call after a period ended judges the periods that ended, as
+// Evaluate would at that instant (but for one made while another
+// evaluation is under way, which returns at once: that evaluation judges
+// them); when the target's configured policies were replaced (a reload),
+// the first call after it applies the current level to them. Otherwise it
+// takes no lock and allocates nothing. The middleware calls it for each
+// request it answers itself once the Controller is its Feedback
+// (m.SetFeedback(ctrl), see middleware.Feedback), so that a lowered level
+// that denies every request climbs back period by period while the
+// service stays healthy (see "Periods no request judges" in the package
+// documentation); a caller of Observe of its own may too. A failure of
+// the target's SetLimit is logged, as for a request that evaluates.
+func (c *Controller) Refused() { c.maybeEvaluate(nil) }
+
 // dead is the count of a slot dropped from flights (see inFlightOver),
 // and far below any count a slot in flights can reach: a Begin that loaded
 // the slot before it was dropped finds its count below 0 after adding to

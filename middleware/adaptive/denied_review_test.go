@@ -22,30 +22,36 @@ func hourly(t *testing.T, name string) *policy.Policy {
 	return p
 }
 
-// TestDeniedRequestsJudgeNoPeriod: a Controller sees only the requests
-// the limiter passes on. Once a lowered level denies every request (a
-// client that used its 80 of an hourly 100 at level 0.8), no period is
-// judged and the level stays, however long the service has been healthy,
-// until the window ends or a request passes; a ticker's Evaluate, as the
-// package documentation says, judges the periods and raises the level,
-// and the client's next request passes (90 in force). Through a ServeMux
-// and chi, the Controller fed by SetFeedback, on an injected clock.
+// TestDeniedRequestsJudgeNoPeriod: once a lowered level denies every
+// request (a client that used its 80 of an hourly 100 at level 0.8), a
+// Controller judges the periods only as it hears of requests. Fed by the
+// middleware (SetFeedback), it hears of the denied ones too
+// (Controller.Refused): the first denied request of each minute judges
+// the minute that ended and raises the level, and the next request passes
+// (90 in force), a minute after a ticker's Evaluate would have let one
+// through. Wrapped around the application inside the limiter
+// (Controller.Handler), it hears of none of them: no period is judged and
+// the level stays, however long the service has been healthy, until the
+// window ends or a request passes; a ticker's Evaluate, as the package
+// documentation says, judges the periods, and the client's next request
+// passes. Through a ServeMux and chi, on an injected clock.
 func TestDeniedRequestsJudgeNoPeriod(t *testing.T) {
 	for _, router := range []string{"ServeMux", "chi"} {
-		for _, ticker := range []bool{false, true} {
-			name := router + "/requests alone"
-			if ticker {
-				name = router + "/ticker"
-			}
-			t.Run(name, func(t *testing.T) {
+		for _, feed := range []string{"refusals", "handler", "handler and ticker"} {
+			t.Run(router+"/"+feed, func(t *testing.T) {
 				clock := algotest.NewClock(t0)
 				m := clockedMiddleware(t, clock, []*policy.Policy{hourly(t, "hourly")})
 				c, err := adaptive.New(m, adaptive.Config{Clock: clock, Baseline: 10 * time.Millisecond, MinSamples: 1})
 				if err != nil {
 					t.Fatal(err)
 				}
-				m.SetFeedback(c)
-				h := routed(router, emptyApp, m.Handler)
+				var h http.Handler
+				if feed == "refusals" {
+					m.SetFeedback(c)
+					h = routed(router, emptyApp, m.Handler)
+				} else {
+					h = routed(router, emptyApp, m.Handler, c.Handler)
+				}
 				observe(c, 20, 20, time.Second) // slow and failing
 				clock.Advance(time.Minute)
 				if err := c.Evaluate(); err != nil || c.Level() != 0.8 {
@@ -56,18 +62,23 @@ func TestDeniedRequestsJudgeNoPeriod(t *testing.T) {
 				}
 				for minute := 1; minute <= 10; minute++ {
 					clock.Advance(time.Minute)
-					if ticker {
+					if feed == "handler and ticker" {
 						if err := c.Evaluate(); err != nil {
 							t.Fatal(err)
 						}
 					}
 					admitted, w := serveN(h, 1)
 					switch {
-					case ticker && admitted != 1:
+					case feed == "handler and ticker" && admitted != 1:
 						t.Fatalf("minute %d, ticker: %d, level %v, limit %s; want the request admitted at the level raised (0.9 and up)",
 							minute, w.Code, c.Level(), limitsOf(m))
-					case !ticker && (admitted != 0 || c.Level() != 0.8):
-						t.Fatalf("minute %d, requests alone: %d, level %v; want 429, 0.8 (no period judged: none passed)", minute, w.Code, c.Level())
+					case feed == "handler" && (admitted != 0 || c.Level() != 0.8):
+						t.Fatalf("minute %d, Controller.Handler alone: %d, level %v; want 429, 0.8 (no period judged: none passed)", minute, w.Code, c.Level())
+					case feed == "refusals" && minute == 1 && (admitted != 0 || c.Level() != 0.9):
+						t.Fatalf("minute %d, refusals: %d, level %v; want 429 (decided at 0.8), then 0.9 (the minute that ended judged by it)", minute, w.Code, c.Level())
+					case feed == "refusals" && minute > 1 && admitted != 1:
+						t.Fatalf("minute %d, refusals: %d, level %v, limit %s; want the request admitted at the level raised (0.9 and up)",
+							minute, w.Code, c.Level(), limitsOf(m))
 					}
 				}
 			})

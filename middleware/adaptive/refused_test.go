@@ -2,6 +2,7 @@ package adaptive_test
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -201,5 +202,47 @@ func TestRefusedJudgesAsEvaluate(t *testing.T) {
 	// The traces lower the level, and judge periods on refusals alone.
 	if lowered < 100 || refusedOnly < 10_000 {
 		t.Errorf("%d traces of 300 lowered the level, %d steps were refusals in a run; want at least 100 and 10000", lowered, refusedOnly)
+	}
+}
+
+// TestRefusedAllocatesNothing: telling a Controller of a refused request
+// allocates nothing within a period, and a request the middleware denies
+// allocates no more with a Controller as its Feedback than with none, or
+// with a Feedback that has no Refused method.
+func TestRefusedAllocatesNothing(t *testing.T) {
+	clock := algotest.NewClock(t0)
+	p := policy.Must(policy.New("hourly", algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Hour}, ip))
+	m := clockedMiddleware(t, clock, []*policy.Policy{p})
+	c, err := adaptive.New(m, adaptive.Config{Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := testing.AllocsPerRun(1000, c.Refused); got != 0 {
+		t.Errorf("Refused: %v allocations per call, want 0", got)
+	}
+	h := routed("ServeMux", emptyApp, m.Handler)
+	r := httptest.NewRequest("GET", "/", nil)
+	h.ServeHTTP(httptest.NewRecorder(), r) // the hour's one request
+	// The fewest of a few measurements (see TestFeedbackBeginAllocatesNothing).
+	allocs := func() float64 {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != http.StatusTooManyRequests {
+			t.Fatalf("status %d, want 429", w.Code)
+		}
+		fewest := math.Inf(1)
+		for range 5 {
+			fewest = min(fewest, testing.AllocsPerRun(200, func() { h.ServeHTTP(httptest.NewRecorder(), r) }))
+		}
+		return fewest
+	}
+	none := allocs()
+	m.SetFeedback(observeOnly{c})
+	observed := allocs()
+	m.SetFeedback(c)
+	got := allocs()
+	t.Logf("allocations per denied request: %v without a Feedback, %v with one without Refused, %v with a Controller", none, observed, got)
+	if got > none || got > observed {
+		t.Errorf("%v allocations per request denied with a Controller as the Feedback, want at most %v (none) and %v (no Refused)", got, none, observed)
 	}
 }
