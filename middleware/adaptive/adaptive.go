@@ -610,9 +610,10 @@ func (c *Controller) logFailed(err error) {
 }
 
 // Evaluate ends the current period now if it is over, judging it and
-// setting the limits; it is what a request arriving after the period does,
-// for callers that want evaluations without traffic (call it from a
-// ticker: see "Periods no request judges" in the package documentation).
+// setting the limits; it is what a request arriving after the period does
+// (one refused included, see [Controller.Refused]), for callers that want
+// evaluations without traffic (call it from a ticker: see "Periods no
+// request judges" in the package documentation).
 // It returns the error of the first SetLimit that failed.
 func (c *Controller) Evaluate() error {
 	c.mu.Lock()
@@ -954,11 +955,15 @@ func ceilPermille(v, p int64) int64 {
 // whose server-side deadline ran out is. Next's request is a copy whose
 // Body is wrapped to time its reads (but for nil and http.NoBody). Put it
 // inside the rate limiter, around the application: the requests the
-// limiter rejects say nothing about the service's health. With this
-// package's middleware, m.SetFeedback(ctrl) does the same without the
-// wrapping (the middleware times the requests it passes on, on its own
-// clock); not both, which would count every request twice, as it ends
-// and in flight. It panics if next is nil, as [http.Handle] does.
+// limiter rejects say nothing about the service's health (but their
+// passing time does: inside the limiter, the Controller does not hear of
+// them, see "Periods no request judges" in the package documentation).
+// With this package's middleware, m.SetFeedback(ctrl) does the same
+// without the wrapping (the middleware times the requests it passes on,
+// on its own clock), and tells the Controller of the requests it refuses
+// ([Controller.Refused]); not both, which would count every request
+// twice, as it ends and in flight. It panics if next is nil, as
+// [http.Handle] does.
 func (c *Controller) Handler(next http.Handler) http.Handler {
 	if nilness.Is(next) {
 		panic("adaptive: Controller.Handler: next is nil")

@@ -5,8 +5,9 @@
 // them when it recovers. It watches the latency (the service's own time,
 // see "What is measured") and status of the requests the service handles
 // over observation periods: the middleware feeds it
-// the requests it passes on (m.SetFeedback(ctrl), see
-// middleware.Middleware.SetFeedback); or wrap the application with
+// the requests it passes on, and tells it of those it answers itself
+// (m.SetFeedback(ctrl), see middleware.Middleware.SetFeedback and
+// "Periods no request judges"); or wrap the application with
 // [Controller.Handler], inside the rate limiter; or call
 // [Controller.Observe]. When a period's p99
 // latency exceeds LatencyFactor (2) times the baseline AND its error rate
@@ -155,7 +156,8 @@
 // period's end would. A request begun after a period's end judges it, as
 // one that ends does, or one that stops being in flight (its client gone,
 // a wait on its client begun), before it stops: a hang is seen as new
-// requests arrive, as its own end or leave, or at a ticker's Evaluate.
+// requests arrive (those the middleware refuses too, see "Periods no
+// request judges"), as its own end or leave, or at a ticker's Evaluate.
 // (But for one that stops while another request's evaluation of the
 // period is under way: it does not wait for it, and is no sample of the
 // period if that evaluation, paused (a VM pause), counts the requests in
@@ -176,17 +178,34 @@
 //
 // # Periods no request judges
 //
-// A Controller judges the periods that ended as a request it sees begins
-// or ends (or at [Controller.Evaluate]), and it sees only the requests the
-// limiter passes on. While none is passed on, no period is judged, and
-// the level stays where it is however long the service has been healthy:
-// in particular once a lowered level denies every request, as it does
-// when the requests share one key (a policy keyed by route) or come from
-// one client, and that key has used the lowered limit of its window. The
-// level is then raised only when a request passes again, at the end of
-// that window (an hour, for a policy per hour), where a ticker's Evaluate
-// at each period's end would have raised it period by period. Where that
-// matters, call Evaluate from a ticker of Period:
+// A Controller judges the periods that ended as it hears of a request
+// (one that begins or ends, or one refused), or at [Controller.Evaluate].
+// Fed by the middleware (m.SetFeedback(ctrl)), it hears of the requests
+// the middleware passes on and of those it answers itself, denied,
+// rejected for want of a key or refused with a 503 ([Controller.Refused]):
+// these judge the periods that ended, as Evaluate would, without being
+// samples or in flight. So once a lowered level denies every request, as
+// it does when the requests share one key (a policy keyed by route) or
+// come from one client, and that key has used the lowered limit of its
+// window, the first request of each period, denied, judges the one that
+// ended, and the level climbs back period by period while the service
+// stays healthy, as a ticker's Evaluate at each period's end would raise
+// it; the request that judges them is decided at the level in force
+// before it, the next one at the level raised. After a gap without any
+// request, the first one judges the periods of the gap as the ticker
+// would have (healthy, unless requests in flight hung), and is itself
+// decided at the level in force before.
+//
+// A Controller that hears only of the requests passed on still waits for
+// one: one wrapped around the application inside the limiter
+// ([Controller.Handler]), or fed by Observe of your own, or by a
+// middleware nested inside another that does the refusing (a middleware
+// tells its own Feedback of the requests it answers, not those an outer
+// one refused). While none is passed on, no period is judged, and the
+// level stays where it is however long the service has been healthy: in
+// the cases above, until a request passes again at the end of the
+// policy's window (an hour, for a policy per hour). There, call Refused
+// where the requests are refused, or Evaluate from a ticker of Period:
 //
 //	go func() {
 //		t := time.NewTicker(time.Minute) // Config.Period
@@ -201,11 +220,9 @@
 //		}
 //	}()
 //
-// Without one, the first request passed after such a gap judges the
-// periods of the gap as the ticker would have (healthy, unless requests
-// in flight hung), but is itself decided at the level in force before.
-// A Fleet's Check has no such gap when [Fleet.Handler] is around the
-// limiter, where every request checks.
+// A Fleet needs no such call: it is no Feedback, and its Check has no
+// such gap when [Fleet.Handler] is around the limiter, where every
+// request checks before it is decided, the denied ones too.
 //
 // # Requests whose client leaves
 //
