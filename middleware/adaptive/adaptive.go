@@ -138,10 +138,11 @@ const permille = 1000
 // SetLimit its observers' ObserveLimit), the Config's Clock and its
 // Logger's handler, and Apply the Target's methods, under the lock that
 // serialises evaluations: they must not call Evaluate or Apply, which would
-// wait for that lock for ever. They may call Observe, Begin and End (which
-// count their request without waiting for the lock), Level and Baseline. A
-// panic of any of them reaches the caller of the evaluation (the request
-// that made it, or Evaluate's or Apply's caller) with the lock released,
+// wait for that lock for ever. They may call Observe, Begin, End and
+// Refused (which count their request, if any, without waiting for the
+// lock), Level and Baseline. A panic of any of them reaches the caller of
+// the evaluation (the request that made it, or Evaluate's or Apply's
+// caller) with the lock released,
 // and the periods judged before it are not judged again. A panic of the
 // Logger's handler leaves the limits of the level set; one of a Target's
 // method leaves the policies not set yet at their limits of before, until

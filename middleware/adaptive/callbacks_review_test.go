@@ -51,8 +51,9 @@ func (o *callObserver) ObserveLimit(string, int64, int64) {
 // evaluation (the Logger's handler, the middleware's observers as its
 // SetLimit sets a limit) or of a Fleet's update (the same, and Instances)
 // may call what the package documentation says takes no lock or only
-// tries it: Observe, Begin and End, Level and Baseline; Check and
-// Instances. Each returns (bounded by a guard), the request counted, and
+// tries it: Observe, Begin and End, Refused, Level and Baseline; Check
+// and Instances. Each returns (bounded by a guard), the request counted
+// (a refused one is not, and its period is as healthy), and
 // the evaluation or update that called it ends with the limits of its
 // level or count. (Evaluate, Apply and Update from there would wait for
 // that lock for ever, as the documentation says.)
@@ -60,6 +61,7 @@ func TestCallbacksMayObserve(t *testing.T) {
 	ctrlCalls := map[string]func(c *adaptive.Controller) string{
 		"Observe": func(c *adaptive.Controller) string { c.Observe(time.Millisecond, 200); return "" },
 		"Begin":   func(c *adaptive.Controller) string { c.Begin().End(); return "" },
+		"Refused": func(c *adaptive.Controller) string { c.Refused(); return "" },
 		"Level":   func(c *adaptive.Controller) string { return fmt.Sprint(c.Level(), c.Baseline()) },
 	}
 	for call, f := range ctrlCalls {
