@@ -17,7 +17,9 @@
 // the new limit; save a broken file and the log says where the error is
 // while the previous rules keep running. Edit a copy: the tests read the
 // sample. Signal the built binary: under go run, $! is the go command,
-// which SIGHUP ends without reaching the server.
+// which SIGHUP ends without reaching the server. A SIGHUP sent while the
+// server starts (its flags, its listener, the file's first reading) never
+// ends it: the file it loads is the one the signal asks for.
 //
 // A policy's routes must be routes of the server (see Routes below): one it
 // lacks, a typo such as "POST /logn", is a rule that would never apply,
@@ -68,6 +70,12 @@ import (
 )
 
 func main() {
+	// SIGHUP is ignored first thing: one sent before run catches it,
+	// while the flags are parsed or the address is listened on, would end
+	// the process (Go's default for a signal nobody asked for). The file
+	// is read after it anyway. (Before main, while the Go runtime and the
+	// packages start, the default action stands: nothing can catch it.)
+	signal.Ignore(syscall.SIGHUP)
 	addr := flag.String("addr", "127.0.0.1:8080", "listen address")
 	path := flag.String("config", "examples/config/ratekeeper.yaml", "configuration file (YAML or JSON)")
 	flag.Parse()
@@ -107,7 +115,8 @@ func run(ctx context.Context, ln net.Listener, path string, logger *slog.Logger)
 	// SIGHUP asks for the file to be read again. It is caught before the
 	// slow start (the store, the file, the watcher): one sent meanwhile
 	// waits in hup, read once the watcher runs, instead of ending the
-	// process (Go's default for a signal not caught).
+	// process (Go's default for a signal not caught; the command's main
+	// ignores it until run catches it, and again once run returns).
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)

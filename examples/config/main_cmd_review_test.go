@@ -19,6 +19,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	addChildFlags()
 	apptest.Main(main)
 	os.Exit(m.Run())
 }
