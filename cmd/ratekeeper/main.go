@@ -53,6 +53,9 @@
 //
 // Malformed lines, lines far out of time order and a compressed log that ends
 // early (truncated) do not stop a replay: the report counts them or warns.
+// A line stamped far ahead of the lines after it in its own log (a wrong
+// clock) is left out, with a warning naming it, so that the later lines of
+// its log and of the others are replayed in time order, not late.
 //
 // # Output files
 //

@@ -24,6 +24,9 @@ type merger struct {
 	in       *replay.Input
 	stderr   io.Writer
 	progress *progress
+	// aheadWindow names how far ahead of the lines after it a line is
+	// left out (see aheadReader), for the warning.
+	aheadWindow string
 
 	failed *failure // the first read error of a log
 
@@ -41,7 +44,7 @@ type adder interface {
 // A cursor is an open log and its next entry.
 type cursor struct {
 	index   int // in merger.srcs: the order among entries of the same time
-	r       *logparse.Reader
+	r       *aheadReader
 	closer  io.Closer
 	batches <-chan batch
 	quit    chan struct{} // closed to end the parsing goroutine early (see stop)
@@ -242,6 +245,10 @@ func (m *merger) close(c *cursor) {
 	m.done += r.BytesRead()
 	if err := r.Damage(); err != nil {
 		m.warn(err.Error())
+	}
+	if w := r.warning(m.srcs[c.index].name, m.aheadWindow); w != "" {
+		m.in.FarAhead += r.skipped
+		m.warn(w)
 	}
 	name, json := quote.IfNeeded(m.srcs[c.index].name), m.opts.JSON
 	if n := r.NoPath(); n > 0 {

@@ -59,7 +59,7 @@ func logSources(t *testing.T, logs ...[]string) []*source {
 		if err := os.WriteFile(name, []byte(b.String()), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		s, err := peekSource(name, logparse.Options{})
+		s, err := peekSource(name, logparse.Options{}, time.Minute)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -200,16 +200,20 @@ func TestReadBatchesStopsFirst(t *testing.T) {
 }
 
 // stdinSource returns the source of a log read once, named "-", from
-// log, its first entry read.
+// log, its first entry read. It is read as given, without the look at the
+// lines after it that peekSource takes (see aheadReader): a log that
+// stalls after it (stalledLog) gives no more to look at.
 func stdinSource(t *testing.T, log io.Reader) *source {
 	t.Helper()
-	r, err := logparse.NewReader(log, "-", logparse.Options{})
+	lr, err := logparse.NewReader(log, "-", logparse.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, err := r.Next()
+	first, err := lr.Next()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &source{name: "-", first: first.Time, r: r, pending: &first, closer: io.NopCloser(nil)}
+	r := newAheadReader(lr, time.Minute)
+	r.given, r.newest = true, first.Time
+	return &source{name: "-", first: first.Time, ahead: time.Minute, r: r, pending: &first, closer: io.NopCloser(nil)}
 }

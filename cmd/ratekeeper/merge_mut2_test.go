@@ -175,10 +175,11 @@ func TestMergeClosesLogs(t *testing.T) {
 		{"failing", iotest{eio}, eio},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := logparse.NewReader(tc.in, "-", logparse.Options{Format: logparse.Format("json")})
+			lr, err := logparse.NewReader(tc.in, "-", logparse.Options{Format: logparse.Format("json")})
 			if err != nil {
 				t.Fatal(err)
 			}
+			r := newAheadReader(lr, time.Minute)
 			closer := &closeRecorder{}
 			src := &source{name: "-", r: r, closer: closer}
 			if tc.err == nil {

@@ -54,12 +54,16 @@ write a line when the request ends) are replayed in time order
 (--reorder); lines further out are replayed late and counted, a run of
 them further behind (logs joined end to end: cat a.log b.log) apart, as a
 log of its own: name each log on the command line instead, to have them
-merged. Malformed lines are counted and sampled, not fatal; a compressed
-log that ends early (truncated) is replayed up to where it ends, with a
-warning. The replay keeps each policy's decisions for its trials, 16 to
-32 bytes a request, and every key: 100 million requests under three
-policies take some 5 to 10 GB; replay fewer logs at a time if memory is
-short.
+merged. A line stamped far ahead of the lines after it in its own log (by
+more than the reorder window, a minute with --reorder 0, for most of the
+next 8 lines: a wrong clock, a corrupt line) is left out, with a warning
+that counts such lines and names the first: replayed, it would make the
+later lines of its log and of the others late. Malformed lines are
+counted and sampled, not fatal; a compressed log that ends early
+(truncated) is replayed up to where it ends, with a warning. The replay
+keeps each policy's decisions for its trials, 16 to 32 bytes a request,
+and every key: 100 million requests under three policies take some 5 to
+10 GB; replay fewer logs at a time if memory is short.
 In the Common Log Format the authenticated user becomes the request's user
 (key part "user"); the Combined format adds Referer and User-Agent headers.
 Its timestamps have whole seconds: the requests of one second are replayed
@@ -430,9 +434,15 @@ func sameFile(out, in string) bool {
 func replayLogs(cfg *policy.Config, logs []string, f *replayFlags, stderr io.Writer) (*replay.Report, replay.Input, error) {
 	var in replay.Input
 	opts := logparse.Options{Format: logparse.Format(f.format), JSON: f.json}
+	// A line further ahead of the lines after it in its log than the
+	// reorder window is left out (see aheadReader).
+	ahead, window := f.reorder, fmt.Sprintf("%s, the reorder window", f.reorder)
+	if ahead == 0 {
+		ahead, window = time.Minute, "1m0s" // lines replayed as logged
+	}
 	var srcs []*source
 	for _, name := range logs {
-		s, err := peekSource(name, opts)
+		s, err := peekSource(name, opts, ahead)
 		if err != nil {
 			for _, s := range srcs {
 				if s.closer != nil {
@@ -464,7 +474,7 @@ func replayLogs(cfg *policy.Config, logs []string, f *replayFlags, stderr io.Wri
 		return nil, in, err
 	}
 	prog := newProgress(stderr, total, f.quiet)
-	m := &merger{eng: eng, opts: opts, srcs: srcs, in: &in, stderr: stderr, progress: prog}
+	m := &merger{eng: eng, opts: opts, srcs: srcs, in: &in, stderr: stderr, progress: prog, aheadWindow: window}
 	for _, w := range eng.Warnings() {
 		m.warn(w)
 	}

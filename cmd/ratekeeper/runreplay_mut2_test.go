@@ -174,7 +174,7 @@ func TestReplayTwoFreshOutputs(t *testing.T) {
 // unknown (-1) when one of them is read once (standard input, a pipe),
 // wherever it is among them.
 func TestLogsSize(t *testing.T) {
-	pipe := &source{r: new(logparse.Reader)}
+	pipe := &source{r: &aheadReader{Reader: new(logparse.Reader)}}
 	for _, tc := range []struct {
 		srcs []*source
 		want int64

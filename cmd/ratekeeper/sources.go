@@ -19,11 +19,12 @@ type source struct {
 	name  string
 	size  int64
 	first time.Time
-	eof   bool // no entry at all
+	eof   bool          // no entry at all
+	ahead time.Duration // see aheadReader
 
-	r       *logparse.Reader // a log read once only
-	pending *logparse.Entry  // a log read once only
-	closer  io.Closer        // a log read once only: its file
+	r       *aheadReader    // a log read once only
+	pending *logparse.Entry // a log read once only
+	closer  io.Closer       // a log read once only: its file
 }
 
 func cmpBool(a, b bool) int {
@@ -36,9 +37,10 @@ func cmpBool(a, b bool) int {
 	return -1
 }
 
-// peekSource reads the log named name up to its first entry.
-func peekSource(name string, opts logparse.Options) (*source, error) {
-	s := &source{name: name}
+// peekSource reads the log named name up to its first entry, leaving out
+// lines more than ahead ahead of the lines after them (see aheadReader).
+func peekSource(name string, opts logparse.Options, ahead time.Duration) (*source, error) {
+	s := &source{name: name, ahead: ahead}
 	var in io.Reader = os.Stdin
 	once := name == "-" // read once: keep the reader
 	if once {
@@ -63,11 +65,12 @@ func peekSource(name string, opts logparse.Options) (*source, error) {
 			f.Close()
 		}
 	}
-	r, err := logparse.NewReader(in, s.name, opts)
+	lr, err := logparse.NewReader(in, s.name, opts)
 	if err != nil {
 		closeFile()
 		return nil, err
 	}
+	r := newAheadReader(lr, ahead)
 	e, err := r.Next()
 	switch {
 	case err == io.EOF:
@@ -94,7 +97,7 @@ func peekSource(name string, opts logparse.Options) (*source, error) {
 
 // open returns a reader of s from its start (for standard input, with the
 // entry read ahead, to be replayed first) and what to close after.
-func (s *source) open(opts logparse.Options) (*logparse.Reader, *logparse.Entry, io.Closer, error) {
+func (s *source) open(opts logparse.Options) (*aheadReader, *logparse.Entry, io.Closer, error) {
 	if s.r != nil {
 		return s.r, s.pending, s.closer, nil
 	}
@@ -107,7 +110,15 @@ func (s *source) open(opts logparse.Options) (*logparse.Reader, *logparse.Entry,
 		f.Close()
 		return nil, nil, nil, err
 	}
-	return r, nil, f, nil
+	return newAheadReader(r, s.ahead), nil, f, nil
+}
+
+// An entryReader reads the entries of a log: a *logparse.Reader, or an
+// *aheadReader.
+type entryReader interface {
+	Next() (logparse.Entry, error)
+	LineBytes() int64
+	BytesRead() int64
 }
 
 // A batch is a run of entries parsed ahead, the bytes read so far, and
@@ -132,7 +143,7 @@ const batchBytes = 1 << 20
 // to fail at once, so that a replay waiting on another log stops), or
 // until stop is closed: a replay that failed does not read the rest of its
 // logs (standard input may never end).
-func readBatches(r *logparse.Reader, size int, stop <-chan struct{}, fail *failure) <-chan batch {
+func readBatches(r entryReader, size int, stop <-chan struct{}, fail *failure) <-chan batch {
 	ch := make(chan batch, 4)
 	go func() {
 		defer close(ch)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/logparse"
 )
@@ -19,7 +20,7 @@ func TestPeekSourceRegularFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := peekSource("testdata/access.jsonl", logparse.Options{})
+	s, err := peekSource("testdata/access.jsonl", logparse.Options{}, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +102,7 @@ func TestPeekSourceClosesFiles(t *testing.T) {
 	before := openFiles(t)
 	for range 10 {
 		for _, name := range []string{"testdata/access.log", empty, zstd, dir} {
-			_, err := peekSource(name, logparse.Options{})
+			_, err := peekSource(name, logparse.Options{}, time.Minute)
 			if (err != nil) != (name == zstd || name == dir) { // a directory cannot be read
 				t.Fatalf("peekSource(%s): %v", name, err)
 			}
@@ -116,7 +117,7 @@ func TestPeekSourceClosesFiles(t *testing.T) {
 func TestPeekSourcePipeClosable(t *testing.T) {
 	name := pipeLog(t)
 	before := openFiles(t)
-	s, err := peekSource(name, logparse.Options{})
+	s, err := peekSource(name, logparse.Options{}, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +132,7 @@ func TestPeekSourcePipeClosable(t *testing.T) {
 // it, with the system's reason.
 func TestPeekSourceMissing(t *testing.T) {
 	name := filepath.Join(t.TempDir(), "missing.log")
-	if _, err := peekSource(name, logparse.Options{}); !os.IsNotExist(err) || !strings.Contains(err.Error(), name) {
+	if _, err := peekSource(name, logparse.Options{}, time.Minute); !os.IsNotExist(err) || !strings.Contains(err.Error(), name) {
 		t.Errorf("peekSource(%s) = %v, want the error opening it", name, err)
 	}
 }
@@ -190,7 +191,7 @@ func TestSourceOpenRefused(t *testing.T) {
 	if err := os.WriteFile(name, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s, err := peekSource(name, logparse.Options{})
+	s, err := peekSource(name, logparse.Options{}, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}

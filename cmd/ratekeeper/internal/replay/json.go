@@ -17,6 +17,7 @@ type jsonReport struct {
 	Entries   int64        `json:"entries"`
 	Malformed int64        `json:"malformed"`
 	Samples   []jsonSample `json:"malformed_samples,omitempty"`
+	FarAhead  int64        `json:"far_ahead,omitempty"`
 	Warnings  []string     `json:"warnings,omitempty"`
 	First     time.Time    `json:"first"`
 	Last      time.Time    `json:"last"`
@@ -118,7 +119,7 @@ func trialsJSON(ts []Trial) []jsonTrial {
 // WriteJSON writes the report as one JSON object, for programs.
 func (r *Report) WriteJSON(w io.Writer, in Input) error {
 	out := jsonReport{
-		Files: in.Files, Lines: in.Lines, Entries: in.Entries, Malformed: in.Malformed, Warnings: in.Warnings,
+		Files: in.Files, Lines: in.Lines, Entries: in.Entries, Malformed: in.Malformed, FarAhead: in.FarAhead, Warnings: in.Warnings,
 		First: r.First.UTC(), Last: r.Last.UTC(), Requests: r.Requests, Rejected: r.Rejected, NoKey: r.NoKey, Unmatched: r.Unmatched, Late: r.Late, LateMax: r.LateMax.Seconds(),
 		Hurried: r.Hurried, HurriedWindow: r.HurriedWindow.Seconds(),
 		BinStart: r.BinStart, Bin: r.Bin.Seconds(), Policies: []jsonPolicy{},

@@ -22,6 +22,10 @@ type Input struct {
 	Entries   int64
 	Malformed int64
 	Samples   []logparse.Malformed
+	// FarAhead counts the lines left out for being stamped far ahead of
+	// the lines after them in their log (a wrong clock), each log's
+	// warned about in Warnings.
+	FarAhead int64
 	// Warnings say what could not be read: a compressed log that ends
 	// early, say.
 	Warnings []string
