@@ -7,6 +7,9 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/internal/hangguard"
 )
 
 // TestReplayFromPipe replays a log read from a pipe named by its path, as
@@ -42,5 +45,41 @@ func TestReplayFromPipe(t *testing.T) {
 	got = strings.ReplaceAll(got, pipe, "testdata/access.log")
 	if code != wantCode || got != want {
 		t.Errorf("from a pipe: exit %d (want %d), stderr %q; report:\n%s\n--- want (from the file):\n%s", code, wantCode, errOut, got, want)
+	}
+}
+
+// TestReplayBadLogBesideStalledPipe: a log that cannot be read (a
+// directory) ends the replay at once, named, though a pipe named before
+// it gave a line and then neither ends nor gives more (tail -f on a
+// quiet server). Peeking at the pipe's first line waits for the lines
+// after it (see aheadReader): the logs read once are peeked at each on a
+// goroutine of its own, so that the wait does not keep the other logs'
+// errors back.
+func TestReplayBadLogBesideStalledPipe(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close() // the pipe ends: a peek still waiting returns
+	if _, err := w.WriteString(`192.0.2.1 - - [10/Mar/2024:12:00:00 +0000] "GET / HTTP/1.1" 200 1` + "\n"); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	type result struct {
+		errOut string
+		code   int
+	}
+	done := make(chan result, 1)
+	go func() {
+		_, errOut, code := runCmd("replay", "--quiet", "--config", "testdata/rules.yaml", fmt.Sprintf("/dev/fd/%d", r.Fd()), dir)
+		done <- result{errOut, code}
+	}()
+	res, ok := hangguard.Within(done, 10*time.Second)
+	if !ok {
+		t.Fatalf("replay still going 10 s after a log failed to read, beside a pipe that neither ends nor gives more")
+	}
+	if want := "ratekeeper replay: " + dir + ": is a directory\n"; res.code != exitUsage || res.errOut != want {
+		t.Errorf("exit %d, stderr %q; want 2 and %q", res.code, res.errOut, want)
 	}
 }

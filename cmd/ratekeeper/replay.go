@@ -440,18 +440,9 @@ func replayLogs(cfg *policy.Config, logs []string, f *replayFlags, stderr io.Wri
 	if ahead == 0 {
 		ahead, window = time.Minute, "1m0s" // lines replayed as logged
 	}
-	var srcs []*source
-	for _, name := range logs {
-		s, err := peekSource(name, opts, ahead)
-		if err != nil {
-			for _, s := range srcs {
-				if s.closer != nil {
-					s.closer.Close()
-				}
-			}
-			return nil, in, err
-		}
-		srcs = append(srcs, s)
+	srcs, err := peekSources(logs, opts, ahead)
+	if err != nil {
+		return nil, in, err
 	}
 	total := logsSize(srcs)
 	// Rotated logs replay oldest first.

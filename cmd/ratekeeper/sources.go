@@ -37,11 +37,70 @@ func cmpBool(a, b bool) int {
 	return -1
 }
 
+// peekSources peeks at each log of logs (see peekSource), returned in
+// their order. Files are peeked at one after the other, each closed
+// again. A log read once (standard input, a pipe) is peeked at on a
+// goroutine of its own: the peek waits for the lines after its first
+// (see aheadReader), which a pipe may give late or never (tail -f on a
+// quiet server), and must not keep another log's error back. On an
+// error, the first met, the logs peeked at are closed, and those still
+// being peeked at once their peek returns.
+func peekSources(logs []string, opts logparse.Options, ahead time.Duration) ([]*source, error) {
+	type peeked struct {
+		i   int
+		s   *source
+		err error
+	}
+	srcs := make([]*source, len(logs))
+	results, abandon := make(chan peeked), make(chan struct{})
+	defer close(abandon)
+	stdin := os.Stdin // read here: a test may set it back meanwhile
+	var first error
+	waiting := 0
+	for i, name := range logs {
+		if !readOnce(name) {
+			if srcs[i], first = peekFrom(name, stdin, opts, ahead); first != nil {
+				break
+			}
+			continue
+		}
+		waiting++
+		go func() {
+			s, err := peekFrom(name, stdin, opts, ahead)
+			select {
+			case results <- peeked{i, s, err}:
+			case <-abandon:
+				if s != nil && s.closer != nil {
+					s.closer.Close()
+				}
+			}
+		}()
+	}
+	for ; first == nil && waiting > 0; waiting-- {
+		p := <-results
+		srcs[p.i], first = p.s, p.err
+	}
+	if first != nil {
+		for _, s := range srcs {
+			if s != nil && s.closer != nil {
+				s.closer.Close()
+			}
+		}
+		return nil, first
+	}
+	return srcs, nil
+}
+
 // peekSource reads the log named name up to its first entry, leaving out
 // lines more than ahead ahead of the lines after them (see aheadReader).
 func peekSource(name string, opts logparse.Options, ahead time.Duration) (*source, error) {
+	return peekFrom(name, os.Stdin, opts, ahead)
+}
+
+// peekFrom is peekSource, standard input being stdin.
+func peekFrom(name string, stdin *os.File, opts logparse.Options, ahead time.Duration) (*source, error) {
 	s := &source{name: name, ahead: ahead}
-	var in io.Reader = os.Stdin
+	var in io.Reader = stdin
 	once := name == "-" // read once: keep the reader
 	if once {
 		s.name = stdinName // in the report and the errors, as check says
