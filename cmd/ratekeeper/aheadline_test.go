@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -79,9 +80,13 @@ func TestReplayLineFarAheadInItsLog(t *testing.T) {
 			if !strings.Contains(got, "to 2024-03-10T12:59:59Z") {
 				t.Errorf("the report's span is not the logs' own:\n%s", got)
 			}
-			warn := bad + ": 1 line stamped far ahead"
+			warn := fmt.Sprintf("%s: 1 line stamped far ahead of the lines after it, by more than 1m0s, the reorder window (the first: line %d, at 2031-03-10T12:00:00Z, ", bad, tc.line)
 			if !strings.Contains(errOut, "ratekeeper replay: warning: "+warn) || !strings.Contains(got, "  warning: "+warn) {
 				t.Errorf("no warning %q on standard error and in the report; stderr:\n%s\nreport:\n%s", warn, errOut, got)
+			}
+			js, _, _ := runCmd(append([]string{"replay", "--quiet", "--json", "--config", "testdata/rules.yaml"}, bad, filepath.Join(dir, "b.log"))...)
+			if !strings.Contains(js, `"far_ahead": 1,`) {
+				t.Errorf("the JSON report does not count the line far ahead:\n%.600s", js)
 			}
 		})
 	}
