@@ -3,13 +3,11 @@ package algorithms_test
 import (
 	"context"
 	"hash/maphash"
-	"strconv"
 	"testing"
 	"time"
 
-	"github.com/throttled/throttled/v2"
-
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/benchmarks/internal/peercheck"
 )
 
 // TestHttprateDeciderCountsWhereItReads checks that the httprate decider
@@ -158,40 +156,9 @@ func TestSlidingHotKeyWeighsAPreviousWindow(t *testing.T) {
 // recently used key), and that the bound holds every key of
 // BenchmarkKeysParallel, so that throttled is not charged evictions there.
 func TestThrottledStoreIsBounded(t *testing.T) {
-	checkThrottledBound(t, throttledStore(t, throttledMaxKeys), throttledMaxKeys)
+	peercheck.ThrottledBound(t, throttledStore(t, throttledMaxKeys), throttledMaxKeys)
 	if throttledMaxKeys < parallelKeys {
 		t.Errorf("throttled's bound of %d keys is below BenchmarkKeysParallel's %d: it would evict keys there", throttledMaxKeys, parallelKeys)
-	}
-}
-
-// checkThrottledBound checks that st keeps a key through maxKeys-1 newer
-// ones and forgets it at the maxKeys-th (the least recently used).
-func checkThrottledBound(t *testing.T, st throttled.GCRAStoreCtx, maxKeys int) {
-	t.Helper()
-	ctx := context.Background()
-	put := func(k string) {
-		if ok, err := st.SetIfNotExistsWithTTL(ctx, k, 1, time.Hour); err != nil || !ok {
-			t.Fatalf("SetIfNotExistsWithTTL(%q) = %v, %v; want a new key", k, ok, err)
-		}
-	}
-	held := func(k string) bool {
-		v, _, err := st.GetWithTime(ctx, k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v != -1
-	}
-	put("first")
-	for i := range maxKeys - 1 {
-		put("k" + strconv.Itoa(i))
-	}
-	if !held("first") {
-		t.Fatalf("throttled's store forgot a key among %d, at or under its bound of %d", maxKeys, maxKeys)
-	}
-	// GetWithTime made "first" the most recent: "k0" is the oldest now.
-	put("one more")
-	if held("k0") {
-		t.Fatalf("throttled's store holds %d keys without evicting any: its store is unbounded, not bounded at %d as its README sets it up", maxKeys+1, maxKeys)
 	}
 }
 

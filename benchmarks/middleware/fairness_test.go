@@ -11,6 +11,7 @@ import (
 	"github.com/didip/tollbooth/v7"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/benchmarks/internal/peercheck"
 	"github.com/ratekeeper/ratekeeper/middleware"
 )
 
@@ -35,32 +36,7 @@ func TestOnePolicyHasThePeersQuota(t *testing.T) {
 // which this harness used, never evicts, and a bound evicts the least
 // recently used key.
 func TestThrottledStoreIsBounded(t *testing.T) {
-	ctx := context.Background()
-	st := throttledStore(t)
-	put := func(k string) {
-		if ok, err := st.SetIfNotExistsWithTTL(ctx, k, 1, time.Hour); err != nil || !ok {
-			t.Fatalf("SetIfNotExistsWithTTL(%q) = %v, %v; want a new key", k, ok, err)
-		}
-	}
-	held := func(k string) bool {
-		v, _, err := st.GetWithTime(ctx, k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v != -1
-	}
-	put("first")
-	for i := range throttledMaxKeys - 1 {
-		put("k" + strconv.Itoa(i))
-	}
-	if !held("first") {
-		t.Fatalf("throttled's store forgot a key among %d, at or under its bound of %d", throttledMaxKeys, throttledMaxKeys)
-	}
-	// GetWithTime made "first" the most recent: "k0" is the oldest now.
-	put("one more")
-	if held("k0") {
-		t.Fatalf("throttled's store holds %d keys without evicting any: unbounded, not bounded at %d as its README sets it up", throttledMaxKeys+1, throttledMaxKeys)
-	}
+	peercheck.ThrottledBound(t, throttledStore(t), throttledMaxKeys)
 }
 
 // TestTollboothHasThePeersQuotaAndKey checks that tollbooth limits what
