@@ -140,7 +140,13 @@ const permille = 1000
 // serialises evaluations: they must not call Evaluate or Apply, which would
 // wait for that lock for ever. They may call Observe, Begin, End and
 // Refused (which count their request, if any, without waiting for the
-// lock), Level and Baseline. A panic of any of them reaches the caller of
+// lock), Level and Baseline. But an observer's ObserveLimit is called by
+// every writer of the middleware's rules (a reload, a Fleet's update, a
+// SetLimit of your own), under the middleware's lock (see
+// middleware.Observer), where an Observe, Begin, End or Refused that
+// finds a period ended or the rules replaced evaluates, or applies the
+// level, and waits for that lock for ever: from ObserveLimit, call only
+// Level and Baseline. A panic of any of them reaches the caller of
 // the evaluation (the request that made it, or Evaluate's or Apply's
 // caller) with the lock released,
 // and the periods judged before it are not judged again. A panic of the
@@ -388,8 +394,10 @@ func (c *Controller) Begin() interface{ End() } {
 // the first call after a period ended judges the periods that ended, as
 // Evaluate would at that instant (but for one made while another
 // evaluation is under way, which returns at once: that evaluation judges
-// them); when the target's configured policies were replaced (a reload),
-// the first call after it applies the current level to them. Otherwise it
+// them); when the target's rule set was replaced (a reload, or a limit
+// set by another: a Fleet's, a SetLimit of your own), the first call
+// after it looks under the lock whether the configured policies are new
+// (a reload), and applies the current level to them if so. Otherwise it
 // takes no lock and allocates nothing. The middleware calls it for each
 // request it answers itself once the Controller is its Feedback
 // (m.SetFeedback(ctrl), see middleware.Feedback), so that a lowered level

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"testing"
 	"time"
 
@@ -244,5 +245,43 @@ func TestRefusedAllocatesNothing(t *testing.T) {
 	t.Logf("allocations per denied request: %v without a Feedback, %v with one without Refused, %v with a Controller", none, observed, got)
 	if got > none || got > observed {
 		t.Errorf("%v allocations per request denied with a Controller as the Feedback, want at most %v (none) and %v (no Refused)", got, none, observed)
+	}
+}
+
+// TestRefusedAfterAnotherSetLimit: the Refused documentation says what a
+// call costs within a period once the rules it knows are in force: no
+// allocation. A limit set by another (a Fleet's, a SetLimit of one's own,
+// here on a policy the Controller does not drive) replaces the rule set,
+// and the first call after it looks whether a reload replaced the
+// configured policies (under the lock, with an allocation: the
+// documentation says so); the calls after it cost nothing again, and the
+// limit stays.
+func TestRefusedAfterAnotherSetLimit(t *testing.T) {
+	clock := algotest.NewClock(t0)
+	m := clockedMiddleware(t, clock, []*policy.Policy{
+		policy.Must(policy.PerMinute("driven", 100, ip)),
+		policy.Must(policy.PerMinute("shared", 100, ip)),
+	})
+	c, err := adaptive.New(m, adaptive.Config{Clock: clock, Policies: []string{"driven"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SetLimit("shared", 50); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	c.Refused()
+	runtime.ReadMemStats(&after)
+	if n := after.Mallocs - before.Mallocs; n == 0 {
+		t.Errorf("the first Refused after another's SetLimit allocated nothing: the documentation says it looks under the lock")
+	} else {
+		t.Logf("the first Refused after another's SetLimit: %d allocations", n)
+	}
+	if got := testing.AllocsPerRun(100, c.Refused); got != 0 {
+		t.Errorf("Refused after it: %v allocations per call, want 0", got)
+	}
+	if got := limitsOf(m); got != "100,50" {
+		t.Errorf("limits %s, want 100,50", got)
 	}
 }
