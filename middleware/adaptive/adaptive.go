@@ -140,19 +140,21 @@ const permille = 1000
 // serialises evaluations: they must not call Evaluate or Apply, which would
 // wait for that lock for ever. They may call Observe, Begin, End and
 // Refused (which count their request, if any, without waiting for the
-// lock), Level and Baseline. But an observer's ObserveLimit is called by
-// every writer of the middleware's rules (a reload, a Fleet's update, a
-// SetLimit of your own), under the middleware's lock (see
-// middleware.Observer), where an Observe, Begin, End or Refused that
-// finds a period ended or the rules replaced evaluates, or applies the
-// level, and waits for that lock for ever: from ObserveLimit, call only
-// Level and Baseline. A panic of any of them reaches the caller of
-// the evaluation (the request that made it, or Evaluate's or Apply's
-// caller) with the lock released,
+// lock), Level and Baseline (but see ObserveLimit below). A panic of any
+// of them reaches the caller of the evaluation (the request that made it,
+// or Evaluate's or Apply's caller) with the lock released,
 // and the periods judged before it are not judged again. A panic of the
 // Logger's handler leaves the limits of the level set; one of a Target's
 // method leaves the policies not set yet at their limits of before, until
 // the evaluation at the end of the period in course sets them.
+//
+// An observer's ObserveLimit is called by every writer of the
+// middleware's rules (a reload, a Fleet's update, a SetLimit of your
+// own), under the middleware's lock (see middleware.Observer): there an
+// Observe, Begin, End or Refused that finds a period ended or the rules
+// replaced would evaluate, or apply the level, and wait for the
+// middleware's lock for ever. From ObserveLimit, call only Level and
+// Baseline.
 type Controller struct {
 	t                             Target
 	cfg                           Config
