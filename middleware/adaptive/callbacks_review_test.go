@@ -56,7 +56,12 @@ func (o *callObserver) ObserveLimit(string, int64, int64) {
 // (a refused one is not, and its period is as healthy), and
 // the evaluation or update that called it ends with the limits of its
 // level or count. (Evaluate, Apply and Update from there would wait for
-// that lock for ever, as the documentation says.)
+// that lock for ever, as the documentation says. And the documentation
+// says to call only Level and Baseline from ObserveLimit, which the
+// other writers of the middleware's rules call under its lock, where an
+// Observe, Begin, End or Refused that evaluates waits for that lock: see
+// TestRefusingWhileEverythingMoves. Here ObserveLimit is called by the
+// evaluation alone.)
 func TestCallbacksMayObserve(t *testing.T) {
 	ctrlCalls := map[string]func(c *adaptive.Controller) string{
 		"Observe": func(c *adaptive.Controller) string { c.Observe(time.Millisecond, 200); return "" },
