@@ -82,6 +82,13 @@ type FleetConfig struct {
 // method leaves the policies not set yet at their limits of before. Check
 // reads the count and sets the limits again once Every has passed since the
 // reading that panicked (Update at once).
+//
+// An observer's ObserveLimit is also called by the other writers of the
+// middleware's rules (a reload, a Controller's evaluation, a SetLimit of
+// your own), under the middleware's lock (see middleware.Observer): there
+// a Check that finds Every passed or the rules replaced would set the
+// limits, and wait for the middleware's lock for ever. From ObserveLimit,
+// call only Instances.
 type Fleet struct {
 	t   Target
 	cfg FleetConfig
