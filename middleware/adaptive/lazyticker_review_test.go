@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
 	"github.com/ratekeeper/ratekeeper/middleware/adaptive"
 )
 
@@ -36,18 +37,7 @@ func TestLazyJudgesAsATicker(t *testing.T) {
 		for step := range 300 {
 			to := lclock.Now().Add(gaps[rng.IntN(len(gaps))])
 			// The ticker: an Evaluate at every period's end on the way.
-			for {
-				k := tclock.Now().Sub(t0)/period + 1
-				end := t0.Add(k * period)
-				if end.After(to) {
-					break
-				}
-				tclock.Set(end)
-				if err := ticked.Evaluate(); err != nil {
-					t.Fatal(err)
-				}
-			}
-			tclock.Set(to)
+			tickTo(t, ticked, tclock, period, to)
 			lclock.Set(to)
 			// Each step is something the lazy Controller is told of: it is
 			// judged only then.
@@ -87,4 +77,22 @@ func TestLazyJudgesAsATicker(t *testing.T) {
 	if lowered < 100 {
 		t.Errorf("%d traces of 300 lowered the level, want at least 100", lowered)
 	}
+}
+
+// tickTo moves clock, ticked's, to the instant to as a ticker of period
+// (from t0) would see it: ticked evaluates at every period's end on the
+// way.
+func tickTo(t *testing.T, ticked *adaptive.Controller, clock *algotest.Clock, period time.Duration, to time.Time) {
+	t.Helper()
+	for {
+		end := t0.Add((clock.Now().Sub(t0)/period + 1) * period)
+		if end.After(to) {
+			break
+		}
+		clock.Set(end)
+		if err := ticked.Evaluate(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock.Set(to)
 }

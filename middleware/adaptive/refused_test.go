@@ -138,18 +138,7 @@ func TestRefusedJudgesAsEvaluate(t *testing.T) {
 		refusing := false // a run of refused requests, nothing else told
 		for step := range 400 {
 			to := rclock.Now().Add(gaps[rng.IntN(len(gaps))])
-			for {
-				k := tclock.Now().Sub(t0)/period + 1
-				end := t0.Add(k * period)
-				if end.After(to) {
-					break
-				}
-				tclock.Set(end)
-				if err := ticked.Evaluate(); err != nil {
-					t.Fatal(err)
-				}
-			}
-			tclock.Set(to)
+			tickTo(t, ticked, tclock, period, to)
 			rclock.Set(to)
 			eclock.Set(to)
 			if rng.IntN(8) == 0 {
