@@ -346,10 +346,11 @@ func (c *Controller) publish() {
 // baseline (Baseline 0), each request observed after the end of the
 // period pending keeps its latency (8 bytes) until that evaluation ends,
 // to be judged against the threshold of the baseline it leaves. When the
-// period has ended,
-// the first call after it evaluates the period;
-// when the target's configured policies were replaced (a reload), the
-// first call after it applies the current level to them (see
+// period has ended, the first call after it evaluates the period; when
+// the target's rule set was replaced (a reload, or a limit set by
+// another: a Fleet's, a SetLimit of your own), the first call after it
+// looks under the lock whether the configured policies are new (a
+// reload), and applies the current level to them if so (see
 // [Controller.Apply]). Otherwise Observe takes no lock.
 func (c *Controller) Observe(latency time.Duration, status int) {
 	c.maybeEvaluate(&sample{latency: latency, isErr: c.cfg.IsError(status)})
