@@ -38,13 +38,14 @@ func cmpBool(a, b bool) int {
 }
 
 // peekSources peeks at each log of logs (see peekSource), returned in
-// their order. Files are peeked at one after the other, each closed
-// again. A log read once (standard input, a pipe) is peeked at on a
-// goroutine of its own: the peek waits for the lines after its first
-// (see aheadReader), which a pipe may give late or never (tail -f on a
-// quiet server), and must not keep another log's error back. On an
-// error, the first met, the logs peeked at are closed, and those still
-// being peeked at once their peek returns.
+// their order. The logs are opened one after the other; files are peeked
+// at as they are opened, each closed again. A log read once (standard
+// input, a pipe) is peeked at on a goroutine of its own: the peek waits
+// for the lines after its first (see aheadReader), which a pipe may give
+// late or never (tail -f on a quiet server), and must not keep another
+// log's error back. On an error, the first met, every log opened is
+// closed before peekSources returns (which ends the peeks at pipes: a
+// read of a file closed returns at once), but standard input.
 func peekSources(logs []string, opts logparse.Options, ahead time.Duration) ([]*source, error) {
 	type peeked struct {
 		i   int
@@ -55,18 +56,29 @@ func peekSources(logs []string, opts logparse.Options, ahead time.Duration) ([]*
 	results, abandon := make(chan peeked), make(chan struct{})
 	defer close(abandon)
 	stdin := os.Stdin // read here: a test may set it back meanwhile
-	var first error
+	var (
+		first  error
+		opened []*os.File
+	)
 	waiting := 0
 	for i, name := range logs {
+		o, err := openLog(name, stdin)
+		if err != nil {
+			first = err
+			break
+		}
+		if o.f != nil {
+			opened = append(opened, o.f)
+		}
 		if !readOnce(name) {
-			if srcs[i], first = peekFrom(name, stdin, opts, ahead); first != nil {
+			if srcs[i], first = o.peek(opts, ahead); first != nil {
 				break
 			}
 			continue
 		}
 		waiting++
 		go func() {
-			s, err := peekFrom(name, stdin, opts, ahead)
+			s, err := o.peek(opts, ahead)
 			select {
 			case results <- peeked{i, s, err}:
 			case <-abandon:
@@ -81,10 +93,10 @@ func peekSources(logs []string, opts logparse.Options, ahead time.Duration) ([]*
 		srcs[p.i], first = p.s, p.err
 	}
 	if first != nil {
-		for _, s := range srcs {
-			if s != nil && s.closer != nil {
-				s.closer.Close()
-			}
+		// Closed twice for some (a file peeked at, a pipe's source):
+		// the second Close only returns an error.
+		for _, f := range opened {
+			f.Close()
 		}
 		return nil, first
 	}
@@ -99,32 +111,54 @@ func peekSource(name string, opts logparse.Options, ahead time.Duration) (*sourc
 
 // peekFrom is peekSource, standard input being stdin.
 func peekFrom(name string, stdin *os.File, opts logparse.Options, ahead time.Duration) (*source, error) {
-	s := &source{name: name, ahead: ahead}
-	var in io.Reader = stdin
-	once := name == "-" // read once: keep the reader
-	if once {
-		s.name = stdinName // in the report and the errors, as check says
+	o, err := openLog(name, stdin)
+	if err != nil {
+		return nil, err
 	}
-	var f *os.File
-	if name != "-" {
-		var err error
-		if f, err = os.Open(name); err != nil {
-			return nil, quotePath(err)
-		}
-		st, err := f.Stat()
-		if err == nil && st.Mode().IsRegular() {
-			s.size = st.Size()
-		} else {
-			once = true
-		}
-		in = f
+	return o.peek(opts, ahead)
+}
+
+// An openedLog is a log opened to be peeked at (see openLog).
+type openedLog struct {
+	s    *source
+	in   io.Reader
+	f    *os.File // the file opened, nil for standard input
+	once bool     // read once: its reader is kept
+}
+
+// openLog opens the log named name ("-": stdin) for peek.
+func openLog(name string, stdin *os.File) (*openedLog, error) {
+	o := &openedLog{s: &source{name: name}, in: stdin, once: name == "-"}
+	if o.once {
+		o.s.name = stdinName // in the report and the errors, as check says
+		return o, nil
 	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, quotePath(err)
+	}
+	st, err := f.Stat()
+	if err == nil && st.Mode().IsRegular() {
+		o.s.size = st.Size()
+	} else {
+		o.once = true
+	}
+	o.in, o.f = f, f
+	return o, nil
+}
+
+// peek reads o up to its first entry, leaving out lines more than ahead
+// ahead of the lines after them (see aheadReader). A file read again is
+// closed; a log read once keeps its reader, and its file as closer.
+func (o *openedLog) peek(opts logparse.Options, ahead time.Duration) (*source, error) {
+	s := o.s
+	s.ahead = ahead
 	closeFile := func() {
-		if f != nil {
-			f.Close()
+		if o.f != nil {
+			o.f.Close()
 		}
 	}
-	lr, err := logparse.NewReader(in, s.name, opts)
+	lr, err := logparse.NewReader(o.in, s.name, opts)
 	if err != nil {
 		closeFile()
 		return nil, err
@@ -140,13 +174,13 @@ func peekFrom(name string, stdin *os.File, opts logparse.Options, ahead time.Dur
 	default:
 		s.first = e.Time
 	}
-	if !once {
+	if !o.once {
 		closeFile()
 		return s, nil
 	}
 	s.r, s.closer = r, io.NopCloser(nil)
-	if f != nil {
-		s.closer = f
+	if o.f != nil {
+		s.closer = o.f
 	}
 	if !s.eof {
 		s.pending = &e
