@@ -57,22 +57,11 @@ func TestFeedbackRefusedOtherPaths(t *testing.T) {
 		for _, mux := range []string{"ServeMux", "chi"} {
 			t.Run(tc.name+"/"+mux, func(t *testing.T) {
 				clock := algotest.NewClock(time.Unix(1_700_000_000, 0))
-				var store algorithms.Store = &failing{}
-				if !tc.failing {
-					s, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
-					if err != nil {
-						t.Fatal(err)
-					}
-					t.Cleanup(func() { s.Close() })
-					store = s
+				var store algorithms.Store // a memory store
+				if tc.failing {
+					store = &failing{}
 				}
-				opts := append([]middleware.Option{middleware.WithClock(clock), middleware.WithErrorHandler(func(*http.Request, error) {})}, tc.opts...)
-				m, err := middleware.New(store, tc.policies, opts...)
-				if err != nil {
-					t.Fatal(err)
-				}
-				fb := &refusalRecorder{}
-				m.SetFeedback(fb)
+				m, fb := newRefusalMiddleware(t, clock, store, tc.policies, tc.opts...)
 				app := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})
 				mws := []func(http.Handler) http.Handler{m.Handler}
 				if tc.self {

@@ -136,21 +136,8 @@ func TestFeedbackRefused(t *testing.T) {
 				var store algorithms.Store
 				if tc.store != nil {
 					store = tc.store(t, clock)
-				} else {
-					s, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
-					if err != nil {
-						t.Fatal(err)
-					}
-					t.Cleanup(func() { s.Close() })
-					store = s
 				}
-				opts := append([]middleware.Option{middleware.WithClock(clock), middleware.WithErrorHandler(func(*http.Request, error) {})}, tc.opts...)
-				m, err := middleware.New(store, tc.policies, opts...)
-				if err != nil {
-					t.Fatal(err)
-				}
-				fb := &refusalRecorder{}
-				m.SetFeedback(fb)
+				m, fb := newRefusalMiddleware(t, clock, store, tc.policies, tc.opts...)
 				app := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})
 				var h http.Handler
 				if mux == "chi" {
@@ -228,4 +215,27 @@ func TestFeedbackRefusedNested(t *testing.T) {
 	if got := fb.take(); got != "200 200 refused" {
 		t.Errorf("inner Feedback told %q, want %q (the outer one's denial is not its)", got, "200 200 refused")
 	}
+}
+
+// newRefusalMiddleware returns a middleware of policies on store (a
+// memory store on clock when store is nil), on clock, with opts and a
+// quiet error handler, whose Feedback is a refusalRecorder.
+func newRefusalMiddleware(t *testing.T, clock *algotest.Clock, store algorithms.Store, policies []*policy.Policy, opts ...middleware.Option) (*middleware.Middleware, *refusalRecorder) {
+	t.Helper()
+	if store == nil {
+		s, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		store = s
+	}
+	opts = append([]middleware.Option{middleware.WithClock(clock), middleware.WithErrorHandler(func(*http.Request, error) {})}, opts...)
+	m, err := middleware.New(store, policies, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fb := &refusalRecorder{}
+	m.SetFeedback(fb)
+	return m, fb
 }

@@ -23,10 +23,7 @@ func TestLazyJudgesAsATicker(t *testing.T) {
 	lowered := 0
 	for seed := range 300 {
 		rng := rand.New(rand.NewPCG(uint64(seed), 11))
-		cfg := adaptive.Config{Period: period, MinSamples: 1 + rng.IntN(3), StablePeriods: 1 + rng.IntN(3)}
-		if rng.IntN(2) == 0 {
-			cfg.Baseline = 10 * time.Millisecond
-		}
+		cfg := randomTraceConfig(rng, period)
 		lazy, lclock := newController(t, newMiddleware(t, 100), cfg)
 		ticked, tclock := newController(t, newMiddleware(t, 100), cfg)
 		type pair struct{ l, t interface{ End() } }
@@ -95,4 +92,15 @@ func tickTo(t *testing.T, ticked *adaptive.Controller, clock *algotest.Clock, pe
 		}
 	}
 	clock.Set(to)
+}
+
+// randomTraceConfig returns the Config of a random trace's Controllers:
+// period, MinSamples and StablePeriods of 1 to 3, and half the time a
+// fixed Baseline of 10 ms (a learned one otherwise).
+func randomTraceConfig(rng *rand.Rand, period time.Duration) adaptive.Config {
+	cfg := adaptive.Config{Period: period, MinSamples: 1 + rng.IntN(3), StablePeriods: 1 + rng.IntN(3)}
+	if rng.IntN(2) == 0 {
+		cfg.Baseline = 10 * time.Millisecond
+	}
+	return cfg
 }

@@ -21,10 +21,7 @@ func TestRefusedJudgesAsEvaluateClockMoves(t *testing.T) {
 	restarts, lowered := 0, 0
 	for seed := range 300 {
 		rng := rand.New(rand.NewPCG(uint64(seed), 7))
-		cfg := adaptive.Config{Period: period, MinSamples: 1 + rng.IntN(3), StablePeriods: 1 + rng.IntN(3)}
-		if rng.IntN(2) == 0 {
-			cfg.Baseline = 10 * time.Millisecond
-		}
+		cfg := randomTraceConfig(rng, period)
 		refused, rclock := newController(t, newMiddleware(t, 100), cfg)
 		evaluated, eclock := newController(t, newMiddleware(t, 100), cfg)
 		cs := []*adaptive.Controller{refused, evaluated}
