@@ -2158,7 +2158,11 @@ type feedback struct {
 // interfaces of the server's (Flusher, Hijacker and io.ReaderFrom over
 // HTTP/1, Pusher over HTTP/2). A request the middleware answers itself
 // is told to f's Refused method, if it has one (see [Feedback]), and is
-// not timed. nil stops it. It is safe to call while requests are served.
+// not timed. nil stops it, and so does a nil pointer (or function) of a
+// type that implements Feedback, such as a *adaptive.Controller variable
+// never assigned: it is taken as no Feedback, never called (as [New]
+// tells a nil pointer given for a store, a clock or an observer from a
+// value). It is safe to call while requests are served.
 // A controller built on the middleware is set once both exist:
 //
 //	ctrl, err := adaptive.New(m, adaptive.Config{})
@@ -2175,7 +2179,7 @@ type feedback struct {
 // Without a Feedback a request pays one atomic load for it; with one,
 // a refused request pays nothing more when it has no Refused method.
 func (m *Middleware) SetFeedback(f Feedback) {
-	if f == nil {
+	if nilness.Is(f) {
 		m.fb.Store(nil)
 		return
 	}
