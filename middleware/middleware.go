@@ -531,16 +531,18 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 				}
 				retry = max(1, seconds(failWait), seconds(outerWait(r, http.StatusServiceUnavailable, own)))
 			}
-			m.refusing(r)
-			refuse(caller, r, rc, func(c *http.Request) { m.unavailable(w, c, res, retry, err) })
+			m.refusing(r, func() {
+				refuse(caller, r, rc, func(c *http.Request) { m.unavailable(w, c, res, retry, err) })
+			})
 			return
 		}
 		if m.failure.mode == failClosed && !m.shadowed(caller, r, rc, res) {
 			m.stats.failedClosed.Add(1)
 			m.observe(r, res, FailedClosed, start, countedOut)
-			m.refusing(r)
 			retry := max(1, seconds(m.failure.retryAfter), seconds(outerWait(r, http.StatusServiceUnavailable, own)))
-			refuse(caller, r, rc, func(c *http.Request) { m.unavailable(w, c, res, retry, err) })
+			m.refusing(r, func() {
+				refuse(caller, r, rc, func(c *http.Request) { m.unavailable(w, c, res, retry, err) })
+			})
 			return
 		}
 		m.stats.failedOpen.Add(1)
@@ -603,12 +605,13 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		if shared {
 			oneMemberPerName(r.Context(), w.Header(), res, vals, 0)
 		}
-		m.refusing(r)
-		if m.onDeny != nil {
-			refuse(caller, r, rc, func(c *http.Request) { m.onDeny(w, c, res) })
-			return
-		}
-		m.deny(w, res, wait)
+		m.refusing(r, func() {
+			if m.onDeny != nil {
+				refuse(caller, r, rc, func(c *http.Request) { m.onDeny(w, c, res) })
+				return
+			}
+			m.deny(w, res, wait)
+		})
 		return
 	}
 	if d > 0 {
@@ -640,9 +643,10 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			}
 			// Its retry waits for its turn, and for the middlewares
 			// further out that admitted it with their last units.
-			m.refusing(r)
 			retry := max(1, seconds(d), seconds(outerWait(r, http.StatusServiceUnavailable, own)))
-			refuse(caller, r, rc, func(c *http.Request) { m.unavailable(w, c, res, retry, early) })
+			m.refusing(r, func() {
+				refuse(caller, r, rc, func(c *http.Request) { m.unavailable(w, c, res, retry, early) })
+			})
 			return
 		}
 		m.stats.delayed.Add(1)
@@ -671,8 +675,9 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 				// time left to its turn, at least 1 s.
 				retry = max(1, seconds(d-waited), seconds(outerWait(r, http.StatusServiceUnavailable, own)-waited))
 			}
-			m.refusing(r)
-			refuse(caller, r, rc, func(c *http.Request) { m.unavailable(w, c, res, retry, cut) })
+			m.refusing(r, func() {
+				refuse(caller, r, rc, func(c *http.Request) { m.unavailable(w, c, res, retry, cut) })
+			})
 			return
 		}
 		m.setHeldHeaders(r, w.Header(), profile, res, outer, vals, buf, waited, redecided, listed, merged, restate)
@@ -713,20 +718,22 @@ func (m *Middleware) refusePrepared(w http.ResponseWriter, caller, r *http.Reque
 	if errors.As(err, &ke) {
 		m.stats.keyRejected.Add(1)
 		m.observe(r, res, KeyRejected, start, 0)
-		m.refusing(r)
-		refuse(caller, r, rc, func(c *http.Request) { m.rejectKey(w, c, res, ke) })
+		m.refusing(r, func() {
+			refuse(caller, r, rc, func(c *http.Request) { m.rejectKey(w, c, res, ke) })
+		})
 		return
 	}
 	var ce *policy.CostError
 	if errors.As(err, &ce) {
 		m.stats.denied.Add(1)
 		m.observe(r, res, Denied, start, 0)
-		m.refusing(r)
-		if m.onDeny != nil {
-			refuse(caller, r, rc, func(c *http.Request) { m.onDeny(w, c, res) })
-			return
-		}
-		m.rejectCost(w, ce)
+		m.refusing(r, func() {
+			if m.onDeny != nil {
+				refuse(caller, r, rc, func(c *http.Request) { m.onDeny(w, c, res) })
+				return
+			}
+			m.rejectCost(w, ce)
+		})
 		return
 	}
 	// Not reached: Prepare returns no other error.
@@ -846,25 +853,31 @@ func (m *Middleware) giveBack(r *http.Request, res *Result, status int, taking t
 	return give
 }
 
-// refusing is called as m answers r itself (a denial, a rejection, a
-// 503), before the answer. It tells m's Feedback, when it has a method
-// Refused (see Feedback). And it notes in the Results of the middlewares
+// refusing answers r with answer, m answering it itself (a denial, a
+// rejection, a 503). First it notes in the Results of the middlewares
 // further out (in r's context) that a middleware further in answers r
 // itself: those whose policies do not count the refusal give their units
 // back as its status is written (see serveCounted). It writes only the
 // Results of requests served by serveCounted (markCounting): the others,
 // a Result handed to the shadow report among them, may be read by
-// another goroutine.
-func (m *Middleware) refusing(r *http.Request) {
-	if fb := m.fb.Load(); fb != nil && fb.refused != nil {
-		fb.refused.Refused()
-	}
+// another goroutine. Then it tells m's Feedback, when it has a method
+// Refused (see Feedback), and answers. The answer is written even when
+// Refused panics, before the panic goes on: a client refused gets its
+// answer (its Retry-After) whatever the Feedback does, and a recoverer
+// further out finds the response written.
+func (m *Middleware) refusing(r *http.Request, answer func()) {
 	eachOuter(r.Context(), outerKey{}, 0, func(c *resultContext, _ time.Duration) bool {
 		if c.res.marks&markCounting != 0 {
 			c.res.marks |= markRefused
 		}
 		return true
 	})
+	if fb := m.fb.Load(); fb != nil && fb.refused != nil {
+		defer answer()
+		fb.refused.Refused()
+		return
+	}
+	answer()
 }
 
 // setHeldHeaders sets the rate-limit headers of res, the decision of r
@@ -2123,7 +2136,16 @@ func (m *Middleware) Stats() Stats {
 // deadline, or whose context ended while the store decided it (503). It
 // is called once per such request, before the answer is written, and is
 // neither an Observe nor a Begin: the request says nothing of the
-// service's health. It tells the Feedback that time passes while no
+// service's health. A Refused that panics does not keep the answer from
+// the client: the middleware writes it all the same (its status, its
+// Retry-After), and the panic goes on from there, so that a recoverer
+// further out (chi's middleware.Recoverer) finds the response written and
+// sends it (net/http itself, recovering a handler's panic, closes the
+// connection and sends nothing); the middlewares further out account for
+// the refusal as they would without the panic. (The observer, the log and
+// the error handler are called before it; one of theirs that panics
+// leaves the request unanswered, as a panic of a hook does anywhere in
+// the middleware.) It tells the Feedback that time passes while no
 // request reaches the handler (an adaptive.Controller judges the periods
 // that ended then, as its Evaluate would: a lowered limit that denies
 // every request climbs back while the service stays healthy, see "Periods
