@@ -2162,6 +2162,15 @@ func (m *Middleware) Stats() Stats {
 // no request judges" in package middleware/adaptive). With nested
 // middlewares, each tells its own Feedback of the requests it answers: a
 // request an outer one refused never reaches the inner one.
+//
+// A handler of your own in front of the middleware that refuses requests
+// itself (an authentication middleware's 401, a deny list's 403, a
+// maintenance switch's 503) keeps them from it, and so from its
+// Feedback: tell the Feedback yourself, calling its Refused
+// (ctrl.Refused() on an adaptive.Controller) once for each request such
+// a handler answers, as it answers, so that its periods are judged while
+// none reaches the middleware (see the example of
+// [Middleware.SetFeedback]).
 type Feedback interface {
 	Observe(latency time.Duration, status int)
 }

@@ -205,7 +205,9 @@
 // level stays where it is however long the service has been healthy: in
 // the cases above, until a request passes again at the end of the
 // policy's window (an hour, for a policy per hour). There, call Refused
-// where the requests are refused, or Evaluate from a ticker of Period:
+// where the requests are refused (in a handler of your own in front of
+// the middleware: see the example of middleware.Middleware.SetFeedback),
+// or Evaluate from a ticker of Period:
 //
 //	go func() {
 //		t := time.NewTicker(time.Minute) // Config.Period
