@@ -159,3 +159,62 @@ func response(w *httptest.ResponseRecorder) string {
 	slices.Sort(fields)
 	return fmt.Sprintf("%d %s %s", res.StatusCode, strings.Join(fields, " "), body)
 }
+
+// TestRefusalHookPanicBeforeRefused: the observer and the error handler
+// are called before the Feedback's Refused on the way to a refusal, as
+// the Feedback doc says; one of theirs that panics leaves the request
+// unanswered (a recoverer further out answers it), the Feedback told
+// nothing, as a panic of a hook does anywhere in the middleware. A denial
+// (the observer) and a key rejected (the error handler), through a
+// ServeMux.
+func TestRefusalHookPanicBeforeRefused(t *testing.T) {
+	errHookBug := errors.New("hook bug")
+	noKey := func(*http.Request) (string, error) { return "", errors.New("no key") }
+	for _, c := range []struct {
+		name   string
+		policy *policy.Policy
+		opts   []middleware.Option
+		n      int
+	}{
+		{"observer, denied", fixed("p", 1, time.Hour, remote), []middleware.Option{
+			middleware.WithObserver(observerFunc(func(e middleware.Event) {
+				if e.Outcome == middleware.Denied {
+					panic(errHookBug)
+				}
+			})),
+			middleware.WithErrorHandler(func(*http.Request, error) {}),
+		}, 2},
+		{"error handler, key rejected", fixed("p", 1, time.Hour, noKey), []middleware.Option{
+			middleware.WithErrorHandler(func(*http.Request, error) { panic(errHookBug) }),
+		}, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			store, _ := newStore(t)
+			m := middleware.MustNew(store, []*policy.Policy{c.policy}, c.opts...)
+			fb := &refusalRecorder{}
+			m.SetFeedback(fb)
+			var caught any
+			limited := m.Handler(ok)
+			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				defer func() {
+					if caught = recover(); caught != nil {
+						w.WriteHeader(http.StatusInternalServerError)
+					}
+				}()
+				limited.ServeHTTP(w, r)
+			})
+			var codes []string
+			for range c.n {
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
+				codes = append(codes, fmt.Sprint(w.Code))
+			}
+			if got, want := codes[len(codes)-1], "500"; got != want || caught != errHookBug {
+				t.Errorf("the refused request: status %s, panic %v; want %s (the recoverer's), %v", got, caught, want, errHookBug)
+			}
+			if got, want := fb.take(), strings.Repeat("200 ", c.n-1); got != strings.TrimSpace(want) {
+				t.Errorf("Feedback told %q, want %q (not the refusal)", got, strings.TrimSpace(want))
+			}
+		})
+	}
+}
