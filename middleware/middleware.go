@@ -2254,10 +2254,7 @@ func (m *Middleware) SetFeedback(f Feedback) {
 // the request, and ends the span it began for it. A middleware built
 // WithoutContext passes requests on as they came, and is not seen so: a
 // request that passes two of its layers is told twice, as it is counted
-// twice (see ErrCountedTwice). Nor is a middleware of one layer whose
-// handler serves a request through that layer again (a handler calling
-// the handler it is wrapped in): Handler called once, it marks nothing,
-// and such a request is told twice.
+// twice (see ErrCountedTwice).
 type fedHandler struct {
 	m    *Middleware
 	next http.Handler
