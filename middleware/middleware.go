@@ -69,10 +69,6 @@ type Middleware struct {
 	fwdProxies atomic.Pointer[proxies]   // the proxies the forwarding check compares peers with; nil: none known
 	fwdRead    atomic.Pointer[readPeers] // what the forwarding check remembers of the rule set's keys: the peers whose headers they read, each policy's budget (see readPeers)
 
-	// layers counts the handlers Handler returned: with more than one,
-	// a request may pass m twice (see fedHandler).
-	layers atomic.Int32
-
 	failures  atomic.Int64   // consecutive store failures
 	deadlines deadline.Calls // the store calls that may reach a deadline that counts, and the backend's answers
 	openUntil atomic.Int64   // breaker open until this Unix nanosecond
@@ -263,7 +259,6 @@ func (m *Middleware) Handler(next http.Handler) http.Handler {
 	if nilness.Is(next) {
 		panic("middleware: Handler: next is nil")
 	}
-	m.layers.Add(1)
 	fed := &fedHandler{m: m, next: next}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		m.serve(w, r, fed)
@@ -271,11 +266,6 @@ func (m *Middleware) Handler(next http.Handler) http.Handler {
 }
 
 func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
-	if m.layers.Load() > 1 && !m.noContext && m.fb.Load() != nil {
-		// A layer of m further out may be timing r for the Feedback:
-		// this one tells it instead (see fedHandler).
-		takeFeedback(r, m)
-	}
 	if m.skip != nil && m.skip(r) {
 		next.ServeHTTP(w, r)
 		return
@@ -2216,17 +2206,6 @@ type feedback struct {
 // handler is the inner middleware, so it would also count the inner one's
 // 429s, and a Feedback set on both counts each request twice. The inner
 // one's Feedback is told nothing of the requests the outer one refuses.
-// A middleware nested in itself (chi's r.Use and r.With of the same one,
-// a handler wrapped twice) tells its Feedback of each request once, from
-// the innermost of its layers that the request reaches: that one times
-// the handler, or tells Refused of a request it refuses (but built
-// [WithoutContext], which passes requests on as they came: then each
-// layer tells it, the outer one timing the inner one and the handler,
-// the inner one's refusals included, as each counts the request, see
-// [ErrCountedTwice]).
-// A middleware whose Handler was called more than once so passes the
-// requests it times on in a context of its own, one allocation more
-// per request with a Feedback.
 //
 // Without a Feedback a request pays one atomic load for it; with one,
 // a refused request pays nothing more when it has no Refused method.
@@ -2242,19 +2221,6 @@ func (m *Middleware) SetFeedback(f Feedback) {
 
 // fedHandler is the handler a middleware passes requests to: next, timed
 // for the Feedback when there is one.
-//
-// A middleware nested in itself (chi's r.Use and r.With of the same one,
-// a route's handler wrapped twice) tells its Feedback of a request once,
-// from the innermost layer the request reaches: that one times the
-// handler (its own time, not the decisions and holds of the layers
-// between), or tells Refused of a request it refuses. So, when m has
-// more than one layer, the request a layer times goes on under a
-// fedContext, which a layer further in finds as it begins (see
-// takeFeedback): the layer further out then tells the Feedback nothing of
-// the request, and ends the span it began for it. A middleware built
-// WithoutContext passes requests on as they came, and is not seen so: a
-// request that passes two of its layers is told twice, as it is counted
-// twice (see ErrCountedTwice).
 type fedHandler struct {
 	m    *Middleware
 	next http.Handler
@@ -2266,124 +2232,7 @@ func (h *fedHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.next.ServeHTTP(w, r)
 		return
 	}
-	if h.m.layers.Load() < 2 || h.m.noContext {
-		timing.Serve(w, r, h.next, h.m.clock, fb.f)
-		return
-	}
-	h.m.serveFed(w, r, h.next, fb)
-}
-
-// serveFed serves r with next, timed for fb as timing.Serve times it,
-// under a fedContext of m, where a layer of m further in can take the
-// report over (see fedHandler). Next is handed a copy of r, whose fields
-// next set are given back to r once it returns, even by a panic (see
-// pass). It costs the request one allocation.
-//
-//go:noinline
-func (m *Middleware) serveFed(w http.ResponseWriter, r *http.Request, next http.Handler, fb *feedback) {
-	c := &fedContext{Context: r.Context(), m: m, f: fb.f}
-	reqcopy.Trailer(r)
-	c.req = *r.WithContext(c)
-	var o timing.Observer = c
-	if t, ok := fb.f.(timing.Tracker); ok {
-		c.tracker = t
-		o = (*fedTracker)(c)
-	}
-	defer reqcopy.Back(r, &c.req)
-	timing.Serve(w, &c.req, next, m.clock, o)
-}
-
-// takeFeedback tells the fedContext of a layer of m further out in r's
-// context, if any, that a layer further in tells the Feedback of r: it
-// reports nothing of r, and ends its span.
-func takeFeedback(r *http.Request, m *Middleware) {
-	if c, ok := r.Context().Value(fedKey{m}).(*fedContext); ok {
-		c.takenOver()
-	}
-}
-
-// fedContext is the context of a request a layer of m times for its
-// Feedback f, as it passes it on when m has more than one layer (see
-// fedHandler), and the Observer it is timed with: it tells f, unless a
-// layer of m further in took the report over. It is allocated with the
-// request it is the context of.
-type fedContext struct {
-	context.Context
-	m       *Middleware
-	f       Feedback
-	tracker timing.Tracker // f, when it is one (see fedTracker)
-
-	mu    sync.Mutex         // guards the fields below
-	taken bool               // a layer further in took the report over
-	span  interface{ End() } // f's request in flight, begun by fedTracker.Begin and not ended
-
-	req http.Request
-}
-
-// fedKey asks a request's context for the fedContext of a layer of m.
-type fedKey struct{ m *Middleware }
-
-// Value returns c for the fedKey of its middleware.
-func (c *fedContext) Value(key any) any {
-	if k, ok := key.(fedKey); ok && k.m == c.m {
-		return c
-	}
-	return c.Context.Value(key)
-}
-
-// Observe tells f, unless the report was taken over.
-func (c *fedContext) Observe(latency time.Duration, status int) {
-	c.mu.Lock()
-	taken := c.taken
-	c.mu.Unlock()
-	if !taken {
-		c.f.Observe(latency, status)
-	}
-}
-
-// takenOver records that a layer further in tells f of the request, and
-// ends its span in flight, if any.
-func (c *fedContext) takenOver() {
-	c.mu.Lock()
-	c.taken = true
-	span := c.span
-	c.span = nil
-	c.mu.Unlock()
-	if span != nil {
-		span.End()
-	}
-}
-
-// fedTracker is a fedContext whose Feedback is a timing.Tracker: timing
-// begins and ends its spans through it, which a layer further in ends
-// as it takes the report over.
-type fedTracker fedContext
-
-func (t *fedTracker) Observe(latency time.Duration, status int) {
-	(*fedContext)(t).Observe(latency, status)
-}
-
-// Begin begins a span of the Tracker, unless the report was taken over:
-// then it returns nil, which timing takes as no span.
-func (t *fedTracker) Begin() interface{ End() } {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.taken {
-		return nil
-	}
-	t.span = t.tracker.Begin()
-	return t
-}
-
-// End ends the span begun, if takenOver did not.
-func (t *fedTracker) End() {
-	t.mu.Lock()
-	span := t.span
-	t.span = nil
-	t.mu.Unlock()
-	if span != nil {
-		span.End()
-	}
+	timing.Serve(w, r, h.next, h.m.clock, fb.f)
 }
 
 // foldMask returns the policies of res (a mask over its Set) that it
