@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
@@ -67,7 +68,12 @@ func WithCircuitBreaker(failures int, cooldown time.Duration) Option {
 		if cooldown <= 0 {
 			return fmt.Errorf("redisstore: WithCircuitBreaker: Cooldown must be positive, got %s", cooldown)
 		}
-		s.breaker = &breaker{threshold: failures, cooldown: cooldown}
+		if s.cluster != nil {
+			s.nodes = &nodeBreakers{client: s.cluster, threshold: failures, cooldown: cooldown,
+				none: breaker{threshold: failures, cooldown: cooldown}}
+		} else {
+			s.breaker = &breaker{threshold: failures, cooldown: cooldown}
+		}
 		return nil
 	}
 }
@@ -266,4 +272,269 @@ func markKeyState(err error) error {
 		return &tryAgainError{err}
 	}
 	return err
+}
+
+// maxNodeBreakers bounds the node breakers a Cluster store keeps: above
+// the thousand nodes Redis Cluster is meant to scale to, so that it is
+// reached only by the addresses of nodes gone (failovers, a cluster
+// rebuilt) piling up (see nodeBreakers.of).
+const maxNodeBreakers = 1024
+
+// nodeBreakers is the circuit breaker of a store on a Cluster: one breaker
+// per master node, by its address, which the client's slot map gives for
+// a call's slot (see WithCircuitBreaker).
+type nodeBreakers struct {
+	client    *redis.ClusterClient
+	threshold int
+	cooldown  time.Duration
+	// byAddr maps a node's address to its breaker. It is copied on
+	// write under mu (a node new to the store), read without a lock.
+	byAddr atomic.Pointer[map[string]*breaker]
+	mu     sync.Mutex
+	// none is the breaker of the calls whose node the client could not
+	// name: it has no slot map, and could not load one (every node
+	// unreachable). While it is open, calls fail at once instead of each
+	// waiting for the client's attempt to load the map; noneFailed is set
+	// from a failed lookup until one succeeds, and only then is none read.
+	none       breaker
+	noneFailed atomic.Bool
+}
+
+// breakerFor returns the breaker of the master node the client's slot map
+// gives for key's slot, looked up on ctx (the client loads its slot map
+// first when it has none). When the client cannot name the node it
+// returns none and the lookup's error, which is the call's outcome: the
+// call itself would fail so. While none is open it returns none at once,
+// whose allowCtx refuses the call.
+func (nb *nodeBreakers) breakerFor(ctx context.Context, key string, now time.Time) (*breaker, error) {
+	if nb.noneFailed.Load() && nb.none.refuses(now) {
+		return &nb.none, nil
+	}
+	c, err := nb.client.MasterForKey(ctx, key)
+	if err != nil {
+		nb.noneFailed.Store(true)
+		return &nb.none, err
+	}
+	if nb.noneFailed.Load() {
+		nb.noneFailed.Store(false)
+		nb.none.record(nil, now, ticket{}) // the map loaded: closed
+	}
+	return nb.of(c.Options().Addr), nil
+}
+
+// of returns the breaker of the node at addr, adding a closed one when
+// there is none. At maxNodeBreakers it first drops every breaker closed
+// with no failure counted (a new one is the same), and, if none is, the
+// one that opened longest ago (a node gone: calls of live slots probe
+// their node every cooldown, moving it on).
+func (nb *nodeBreakers) of(addr string) *breaker {
+	if m := nb.byAddr.Load(); m != nil {
+		if b, ok := (*m)[addr]; ok {
+			return b
+		}
+	}
+	nb.mu.Lock()
+	defer nb.mu.Unlock()
+	old := nb.byAddr.Load()
+	var m map[string]*breaker
+	if old != nil {
+		if b, ok := (*old)[addr]; ok {
+			return b
+		}
+		m = make(map[string]*breaker, len(*old)+1)
+		for a, b := range *old {
+			m[a] = b
+		}
+	} else {
+		m = make(map[string]*breaker, 4)
+	}
+	if len(m) >= maxNodeBreakers {
+		evictBreaker(m)
+	}
+	b := &breaker{threshold: nb.threshold, cooldown: nb.cooldown}
+	m[addr] = b
+	nb.byAddr.Store(&m)
+	return b
+}
+
+// evictBreaker drops from m, full, every breaker closed with no failure
+// counted (a new one is the same), or, if none is, one that counts
+// failures while closed, else the one whose cooldown ended longest ago (a
+// node gone: the calls of a live node's slots probe it every cooldown,
+// moving its end on).
+func evictBreaker(m map[string]*breaker) {
+	var victim string
+	var vOpen bool
+	var vUntil time.Time
+	for a, b := range m {
+		b.mu.Lock()
+		open, until, idle := b.open, b.until, !b.open && b.failures == 0
+		b.mu.Unlock()
+		switch {
+		case idle:
+			delete(m, a)
+		case victim == "" || vOpen && (!open || until.Before(vUntil)):
+			victim, vOpen, vUntil = a, open, until
+		}
+	}
+	if len(m) >= maxNodeBreakers {
+		delete(m, victim)
+	}
+}
+
+// refuses reports whether allowCtx refuses a call at now.
+func (b *breaker) refuses(now time.Time) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.open && (now.Before(b.until) || b.probing)
+}
+
+// A pass is the way of one call of several slots (split) through a
+// Cluster store's node breakers: the breaker of each master node its
+// slots map to, with the ticket it gave, and the outcomes of the call's
+// parts on that node (note), which record takes back.
+type pass struct {
+	nodes []passNode
+	slots []slotNode
+	// failed is the error of the lookup of a node that failed: the
+	// call's outcome, recorded by none (see breakerFor).
+	failed error
+	mu     sync.Mutex // guards the notes and sealed
+	sealed bool       // recorded: later notes are dropped
+}
+
+// A passNode is one node breaker of a pass: its ticket, and the outcomes
+// noted of the call's parts on the node: whether any succeeded
+// (answered), and the errors of the others.
+type passNode struct {
+	b        *breaker
+	tk       ticket
+	notes    []error
+	noted    bool
+	answered bool
+}
+
+// A slotNode names the node (its index in pass.nodes) of a slot of a pass.
+
+type slotNode struct {
+	slot uint16
+	node int // index in pass.nodes
+}
+
+// allowAll returns the pass of r, a call of several slots, having every
+// node breaker it touches allow it before anything is sent: when one
+// refuses it, it returns ErrCircuitOpen, the tickets the others gave
+// handed back, so that the call fails whole. Lookups run on ctx; the
+// tickets are of the caller's context parent.
+func (nb *nodeBreakers) allowAll(ctx, parent context.Context, r *request, now time.Time) (*pass, error) {
+	p := &pass{}
+	for i, tag := range r.tags {
+		sl := slot(tag)
+		if p.nodeOf(sl) >= 0 {
+			continue
+		}
+		b, err := nb.breakerFor(ctx, r.keys[r.first[i]], now)
+		if err != nil {
+			p.nodes, p.slots, p.failed = []passNode{{b: b}}, nil, err
+			break
+		}
+		n := -1
+		for k := range p.nodes {
+			if p.nodes[k].b == b {
+				n = k
+			}
+		}
+		if n < 0 {
+			n = len(p.nodes)
+			p.nodes = append(p.nodes, passNode{b: b})
+		}
+		p.slots = append(p.slots, slotNode{sl, n})
+	}
+	for k := range p.nodes {
+		tk, err := p.nodes[k].b.allowCtx(now, parent)
+		if err != nil {
+			unrecorded := false
+			for _, pn := range p.nodes[:k] {
+				pn.b.unwound(pn.tk, &unrecorded)
+			}
+			return nil, err
+		}
+		p.nodes[k].tk = tk
+	}
+	return p, nil
+}
+
+// nodeOf returns the index in p.nodes of the node of slot sl, or -1.
+func (p *pass) nodeOf(sl uint16) int {
+	for _, sn := range p.slots {
+		if sn.slot == sl {
+			return sn.node
+		}
+	}
+	return -1
+}
+
+// note adds err, the outcome of a part of the call on slot sl, to its
+// node's. Safe for concurrent use; dropped once the pass is recorded.
+func (p *pass) note(sl uint16, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := p.nodeOf(sl); n >= 0 && !p.sealed {
+		p.nodes[n].noted = true
+		if err == nil {
+			p.nodes[n].answered = true
+		} else {
+			p.nodes[n].notes = append(p.nodes[n].notes, err)
+		}
+	}
+}
+
+// record hands each node breaker of p its outcome of the call: the worst
+// of its parts' outcomes (a failure of Redis over an answer of it, an
+// answer over an end that says nothing of it: see weight), each read
+// through conv (the store's own deadline, a key's error: as the call's
+// error is); a node none of whose parts was noted takes err, the call's.
+func (p *pass) record(err error, conv func(error) error, now time.Time) {
+	p.mu.Lock()
+	p.sealed = true
+	p.mu.Unlock()
+	for _, pn := range p.nodes {
+		e := err
+		if pn.noted {
+			e = nil
+			w := -1
+			if pn.answered {
+				w = weight(nil)
+			}
+			for _, n := range pn.notes {
+				if n = conv(n); weight(n) > w {
+					e, w = n, weight(n)
+				}
+			}
+		}
+		pn.b.record(e, now, pn.tk)
+	}
+}
+
+// unwound hands back, as breaker.unwound does, the tickets of a call that
+// ended without record (a panic).
+func (p *pass) unwound(recorded *bool) {
+	for _, pn := range p.nodes {
+		pn.b.unwound(pn.tk, recorded)
+	}
+}
+
+// weight ranks the outcome err of one part of a call on its node, for
+// pass.record: 2 a failure of Redis, 1 an answer of Redis (a success, an
+// error about a key's value, a refusal while its slot migrates), 0 an
+// end that says nothing of Redis by itself (the store closed, the
+// caller's context ended: the breaker tells whether its deadline counts).
+func weight(err error) int {
+	switch {
+	case err == nil || keyError(err) || errors.Is(err, algorithms.ErrTryAgain):
+		return 1
+	case errors.Is(err, algorithms.ErrClosed) || err == context.Canceled || err == context.DeadlineExceeded:
+		return 0
+	}
+	return 2
 }

@@ -93,6 +93,9 @@ func (s *Store) runSplit(ctx context.Context, r *request, dst []algorithms.Decis
 	}
 	wg.Wait()
 	defer raiseFirst(panics)
+	for g, idx := range groups {
+		r.note(idx, res[g].err)
+	}
 	var firstErr error
 	all := true
 	failed := make([]error, 0, len(groups)) // every reservation's error, for reloadSlots
@@ -161,6 +164,14 @@ func (s *Store) runSplit(ctx context.Context, r *request, dst []algorithms.Decis
 		}()
 	}
 	wg.Wait()
+	for g, idx := range groups {
+		if again[g] != nil {
+			r.note(idx, again[g])
+		}
+		if undone[g] {
+			r.note(idx, errs[g])
+		}
+	}
 	// An undo gives units back, as a give-back does: this process's
 	// denials of those keys (a Take of this store denied by the
 	// reservation meanwhile) must not outlive it (WithDenyCache).
@@ -251,6 +262,15 @@ func (e *leftError) Error() string {
 
 func (e *leftError) Unwrap() []error { return append([]error{e.err}, e.undos...) }
 
+// note notes err, the outcome of the part of a split call that ran the
+// checks idx (of one slot), for the breaker of the slot's node (see
+// pass.note). Without node breakers it does nothing.
+func (r *request) note(idx []int, err error) {
+	if r.pass != nil {
+		r.pass.note(slot(r.tags[idx[0]]), err)
+	}
+}
+
 // slotGroups returns the indices of r's checks grouped by cluster slot, the
 // groups in the order of their first check.
 func slotGroups(r *request) [][]int {
@@ -288,6 +308,9 @@ func (s *Store) evalSlots(ctx context.Context, op string, r *request, groups [][
 	}
 	wg.Wait()
 	raiseFirst(panics) // a client hook's, say: the caller's, as on its goroutine
+	for g, idx := range groups {
+		r.note(idx, errs[g])
+	}
 	s.reloadSlots(ctx, errs...)
 	for _, err := range errs {
 		if err != nil {

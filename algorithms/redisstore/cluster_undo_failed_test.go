@@ -94,10 +94,11 @@ func TestClusterUndoFailedTooNamesTheReservationLeft(t *testing.T) {
 }
 
 // TestClusterUndoFailedTooCountsInTheBreaker: the store's circuit breaker
-// reads a cross-slot Take's error as the failed reservation's: a Take
-// whose reservation got no reply counts as a failure of Redis even though
-// its undo's error is a reply about a key (which alone would count as
-// Redis answering), and opens a breaker of threshold 1.
+// (one per node on a Cluster) reads each part of a cross-slot Take on its
+// own node: y's reservation, which got no reply, counts as a failure of
+// y's node even though x's undo's error is a reply about a key, and opens
+// that node's breaker of threshold 1; x's node, whose reservation and undo
+// Redis answered, stays closed.
 func TestClusterUndoFailedTooCountsInTheBreaker(t *testing.T) {
 	cs := newSlotPair(t, "kept", "refused")
 	x, y, xc, yc, keyOf := cs.x, cs.y, cs.xc, cs.yc, cs.keyOf
@@ -114,8 +115,11 @@ func TestClusterUndoFailedTooCountsInTheBreaker(t *testing.T) {
 	if _, err := s.Take(context.Background(), xc, yc); err == nil {
 		t.Fatal("Take(x, y) succeeded; want y's reservation's error")
 	}
-	if _, err := s.Take(context.Background(), xc); !errors.Is(err, redisstore.ErrCircuitOpen) {
-		t.Fatalf("after a Take whose reservation got no reply, Take = %v; want ErrCircuitOpen (a failure counted)", err)
+	if _, err := s.Take(context.Background(), yc); !errors.Is(err, redisstore.ErrCircuitOpen) {
+		t.Fatalf("after a Take whose reservation of y got no reply, Take(y) = %v; want ErrCircuitOpen (a failure of y's node counted)", err)
+	}
+	if _, err := s.Take(context.Background(), xc); err != nil {
+		t.Fatalf("after a Take whose undo of x was answered with a key's error, Take(x) = %v; want a decision (x's node answered)", err)
 	}
 }
 

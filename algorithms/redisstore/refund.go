@@ -126,17 +126,42 @@ func (s *Store) give(ctx context.Context, op string, mode int, checks []algorith
 	}
 	var probe ticket
 	recorded := false // the breaker has the call's outcome (see breaker.unwound)
-	if s.breaker != nil {
+	b := s.breaker
+	if b != nil {
 		var err error
-		if probe, err = s.breaker.allowCtx(s.localNow(now), ctx); err != nil {
+		if probe, err = b.allowCtx(s.localNow(now), ctx); err != nil {
 			return err
 		}
-		defer s.breaker.unwound(probe, &recorded)
+		defer b.unwound(probe, &recorded)
 	}
 	parent := ctx
 	ctx, cancel := s.callContext(ctx)
 	defer cancel()
 	r := s.newRequest(checks, now)
+	split := s.cluster != nil && !r.oneSlot()
+	// On a Cluster, the breakers of the nodes the call goes to, as for
+	// a Take (see Store.do).
+	var p *pass
+	var failed error // no node for the call (see breakerFor)
+	if s.nodes != nil {
+		var err error
+		local := s.localNow(now)
+		if split {
+			if p, err = s.nodes.allowAll(ctx, parent, r, local); err != nil {
+				r.release()
+				return err
+			}
+			defer p.unwound(&recorded)
+			failed, r.pass = p.failed, p
+		} else {
+			b, failed = s.nodes.breakerFor(ctx, r.keys[0], local)
+			if probe, err = b.allowCtx(local, parent); err != nil {
+				r.release()
+				return err
+			}
+			defer b.unwound(probe, &recorded)
+		}
+	}
 	run := func(idx []int) error {
 		vs := vals
 		if idx != nil {
@@ -156,16 +181,20 @@ func (s *Store) give(ctx context.Context, op string, mode int, checks []algorith
 		return parse(v, r, idx, out)
 	}
 	var err error
-	if s.cluster != nil && !r.oneSlot() {
+	switch {
+	case failed != nil:
+		err = failed
+	case split:
 		groups := byKey(r)
 		errs := make([]error, len(groups))
 		for g, idx := range groups {
 			if errs[g] = run(idx); errs[g] != nil && err == nil {
 				err = errs[g]
 			}
+			r.note(idx, errs[g])
 		}
 		s.reloadSlots(ctx, errs...)
-	} else {
+	default:
 		err = run(nil)
 		s.reloadSlots(ctx, err)
 	}
@@ -173,8 +202,11 @@ func (s *Store) give(ctx context.Context, op string, mode int, checks []algorith
 		r.release() // no goroutine can still hold its keys or arguments
 	}
 	err = markKeyState(s.ownDeadline(op, err, parent))
-	if s.breaker != nil {
-		s.breaker.record(err, s.localNow(now), probe)
+	if p != nil {
+		p.record(err, func(e error) error { return markKeyState(s.ownDeadline(op, e, parent)) }, s.localNow(now))
+		recorded = true
+	} else if b != nil {
+		b.record(err, s.localNow(now), probe)
 		recorded = true
 	}
 	if s.deny != nil {

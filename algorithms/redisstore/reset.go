@@ -89,10 +89,16 @@ func (s *Store) delKeys(ctx context.Context, r *request, split bool) error {
 		return s.client.Del(ctx, r.resetKeys(nil)...).Err()
 	}
 	pipe := s.client.Pipeline()
-	for _, idx := range slotGroups(r) {
+	groups := slotGroups(r)
+	for _, idx := range groups {
 		pipe.Del(ctx, r.resetKeys(idx)...)
 	}
 	cmds, err := pipe.Exec(ctx)
+	for g, idx := range groups {
+		if g < len(cmds) {
+			r.note(idx, cmds[g].Err())
+		}
+	}
 	if err != nil {
 		// Exec returns the first DEL's error: reload on any (reloadSlots).
 		errs := make([]error, 0, len(cmds)+1)

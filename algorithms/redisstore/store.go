@@ -60,10 +60,13 @@ type Store struct {
 	// onReload, when set (by tests), is called each time reloadSlots
 	// has the cluster client reload its slot map.
 	onReload func()
-	breaker  *breaker
-	deny     *denyCache
-	specs    specCache
-	closed   atomic.Bool
+	breaker  *breaker // WithCircuitBreaker's on a client other than a cluster client
+	// nodes is WithCircuitBreaker's on a cluster client: one breaker
+	// per master node.
+	nodes  *nodeBreakers
+	deny   *denyCache
+	specs  specCache
+	closed atomic.Bool
 	// noFunctions is set once the server has shown it cannot run the
 	// library (no FUNCTION/FCALL, or not allowed): then the script runs.
 	noFunctions atomic.Bool
@@ -348,7 +351,7 @@ func (s *Store) do(ctx context.Context, op string, dst []algorithms.Decision, ch
 	// they read the instants local and replied: a store with neither
 	// reads no local clock (time.Now) for them.
 	var local time.Time
-	if s.deny != nil || s.breaker != nil {
+	if s.deny != nil || s.breaker != nil || s.nodes != nil {
 		local = s.localNow(now)
 	}
 	var marked uint64
@@ -360,12 +363,13 @@ func (s *Store) do(ctx context.Context, op string, dst []algorithms.Decision, ch
 	}
 	var tk ticket
 	recorded := false // the breaker has the call's outcome (see breaker.unwound)
-	if s.breaker != nil {
+	b := s.breaker
+	if b != nil {
 		var err error
-		if tk, err = s.breaker.allowCtx(local, ctx); err != nil {
+		if tk, err = b.allowCtx(local, ctx); err != nil {
 			return err
 		}
-		defer s.breaker.unwound(tk, &recorded)
+		defer b.unwound(tk, &recorded)
 	}
 	parent := ctx
 	ctx, cancel := s.callContext(ctx)
@@ -373,7 +377,31 @@ func (s *Store) do(ctx context.Context, op string, dst []algorithms.Decision, ch
 	req := s.newRequest(checks, now)
 	var err error
 	split := s.cluster != nil && !req.oneSlot()
+	// On a Cluster, the breaker of each node the call goes to: one
+	// lookup of its slot's node, or, split, of each slot's.
+	var p *pass
+	if s.nodes != nil {
+		if split {
+			p, err = s.nodes.allowAll(ctx, parent, req, local)
+			if err != nil {
+				req.release()
+				return err
+			}
+			defer p.unwound(&recorded)
+			err, req.pass = p.failed, p
+		} else {
+			var failed error
+			b, failed = s.nodes.breakerFor(ctx, req.keys[0], local)
+			if tk, err = b.allowCtx(local, parent); err != nil {
+				req.release()
+				return err
+			}
+			defer b.unwound(tk, &recorded)
+			err = failed
+		}
+	}
 	switch {
+	case err != nil: // no node for the call (see breakerFor)
 	case op == opReset:
 		err = s.del(ctx, req, split)
 	case op == opPeek:
@@ -391,11 +419,14 @@ func (s *Store) do(ctx context.Context, op string, dst []algorithms.Decision, ch
 	}
 	err = markKeyState(s.ownDeadline(op, err, parent))
 	var replied time.Time
-	if s.deny != nil || s.breaker != nil {
+	if s.deny != nil || b != nil || p != nil {
 		replied = s.localNow(now)
 	}
-	if s.breaker != nil {
-		s.breaker.record(err, replied, tk)
+	if p != nil {
+		p.record(err, func(e error) error { return markKeyState(s.ownDeadline(op, e, parent)) }, replied)
+		recorded = true
+	} else if b != nil {
+		b.record(err, replied, tk)
 		recorded = true
 	}
 	if s.deny == nil || op == opPeek {
@@ -535,9 +566,12 @@ type request struct {
 	infos  []*specInfo
 	keys   []string
 	tags   []string // per check: the hash tag (cluster only)
-	first  []int    // per check: the index of its first key in keys
-	argBuf []any    // reused by args(nil, ...)
-	ts, tn int64    // the injected instant (seconds, nanoseconds), when hasT
+	// pass is the node breakers' pass of a split call (nil else), which
+	// its parts note their outcomes in (see note).
+	pass   *pass
+	first  []int // per check: the index of its first key in keys
+	argBuf []any // reused by args(nil, ...)
+	ts, tn int64 // the injected instant (seconds, nanoseconds), when hasT
 	hasT   bool
 	minTTL int64
 }
@@ -599,6 +633,7 @@ func (r *request) release() {
 		return // an unusually large Take: let it go
 	}
 	r.checks = nil
+	r.pass = nil
 	clear(r.infos)
 	clear(r.keys[:cap(r.keys)])
 	clear(r.tags)

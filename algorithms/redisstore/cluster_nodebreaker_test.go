@@ -1,0 +1,172 @@
+package redisstore_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore/redistest"
+	"github.com/ratekeeper/ratekeeper/internal/hangguard"
+	"github.com/redis/go-redis/v9"
+)
+
+// sendsHook counts, per client key, the commands the client sends that
+// name a key of it (a key holding "{key}" among their arguments).
+type sendsHook struct {
+	redistest.PassHooks
+	mu   sync.Mutex
+	sent map[string]int
+}
+
+func (h *sendsHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.mu.Lock()
+		for _, a := range cmd.Args() {
+			if s, ok := a.(string); ok {
+				if i, j := strings.IndexByte(s, '{'), strings.IndexByte(s, '}'); i >= 0 && j > i {
+					h.sent[s[i+1:j]]++
+				}
+			}
+		}
+		h.mu.Unlock()
+		return next(ctx, cmd)
+	}
+}
+
+// sends returns the number of commands sent naming a key of the client
+// key key.
+func (h *sendsHook) sends(key string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.sent[key]
+}
+
+// TestClusterBreakerIsPerNode: on a Cluster the store's circuit breaker
+// is one per master node. With one master stopped (no replica to take
+// over), the failures of its keys' calls open its circuit only: Takes of
+// keys the other masters serve still go to Redis and are decided, while
+// Takes of any key of the stopped master's slots return ErrCircuitOpen
+// without a command sent. A cross-slot Take that touches the open node
+// fails whole before sending anything, nothing counted on the healthy
+// nodes. After the cooldown one call probes the stopped node (the other
+// nodes' calls are no probes), and its failure opens that node's circuit
+// again; once the node is back, a probe closes it.
+func TestClusterBreakerIsPerNode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: starts a 3-node cluster of its own; run without -short")
+	}
+	const cooldown = time.Hour
+	cl := redistest.NewCluster(t)
+	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs(), ContextTimeoutEnabled: true,
+		DialTimeout: 200 * time.Millisecond, ReadTimeout: 200 * time.Millisecond, WriteTimeout: 200 * time.Millisecond, MaxRetries: -1})
+	t.Cleanup(func() { _ = client.Close() })
+	clk := algotest.NewClock(algotest.Base)
+	s, err := redisstore.New(client, redisstore.WithTimeout(time.Second), redisstore.WithClock(clk), redisstore.WithCircuitBreaker(2, cooldown))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	sp := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 10, Window: time.Hour}
+	check := func(key string) algorithms.Check { return algorithms.Check{Spec: sp, Key: key} }
+	// Slots: user-2 157, user-3 4284, user-6 25 (node 0); user-0 8415
+	// (node 1); user-1 12542, user-5 12410 (node 2).
+	down, down2, down3 := check("user-2"), check("user-3"), check("user-6")
+	up1, up2, fresh := check("user-0"), check("user-1"), check("user-5")
+	take := func(cs ...algorithms.Check) ([]algorithms.Decision, error) {
+		var d []algorithms.Decision
+		var err error
+		hangguard.Run(t, 10*time.Second, "Take", func() { d, err = s.Take(ctx, cs...) })
+		return d, err
+	}
+	for _, c := range []algorithms.Check{down, up1, up2} {
+		if d, err := take(c); err != nil || !d[0].Allowed {
+			t.Fatalf("Take(%s) with every node up = %+v, %v", c.Key, d, err)
+		}
+	}
+	hook := &sendsHook{sent: map[string]int{}}
+	client.AddHook(hook)
+	if err := cl.Nodes[0].Stop(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		if _, err := take(down); err == nil || errors.Is(err, redisstore.ErrCircuitOpen) {
+			t.Fatalf("Take %d of a key of the stopped node: %v; want its failure", i, err)
+		}
+	}
+	if n := hook.sends(down.Key); n != 2 {
+		t.Fatalf("%d commands sent for the two Takes of %s; want 2", n, down.Key)
+	}
+	for i, c := range []algorithms.Check{up1, up2, up1} {
+		if d, err := take(c); err != nil || !d[0].Allowed || d[0].Remaining != 8-int64(i/2) {
+			t.Fatalf("Take(%s) of a node that is up, after the stopped node's circuit opened = %+v, %v; want Redis's decision (allowed)", c.Key, d, err)
+		}
+	}
+	for _, c := range []algorithms.Check{down, down2, down3} {
+		if _, err := take(c); !errors.Is(err, redisstore.ErrCircuitOpen) {
+			t.Fatalf("Take(%s) of the stopped node's slots after two failures = %v; want ErrCircuitOpen", c.Key, err)
+		}
+		if n := hook.sends(c.Key); n != map[string]int{down.Key: 2}[c.Key] {
+			t.Fatalf("%d commands sent for %s with its node's circuit open; want none but the two before", n, c.Key)
+		}
+	}
+	// A cross-slot Take of the healthy nodes is decided; one touching
+	// the open node fails whole, unsent.
+	if d, err := take(up1, up2); err != nil || !d[0].Allowed || !d[1].Allowed {
+		t.Fatalf("cross-slot Take(%s, %s) of the nodes that are up = %+v, %v; want both allowed", up1.Key, up2.Key, d, err)
+	}
+	if _, err := take(fresh, down2); !errors.Is(err, redisstore.ErrCircuitOpen) {
+		t.Fatalf("cross-slot Take(%s, %s) touching the open node = %v; want ErrCircuitOpen", fresh.Key, down2.Key, err)
+	}
+	if n := hook.sends(fresh.Key); n != 0 {
+		t.Fatalf("%d commands sent for %s by a cross-slot Take refused by the open circuit of another node; want none", n, fresh.Key)
+	}
+	pk := make([]algorithms.Decision, 1)
+	if err := s.Peek(ctx, pk, []algorithms.Check{fresh}); err != nil || pk[0].Remaining != sp.Limit {
+		t.Fatalf("Peek(%s) after the refused cross-slot Take = %+v, %v; want %d remaining (nothing counted)", fresh.Key, pk, err, sp.Limit)
+	}
+	// The cooldown over, one call probes the stopped node; the others'
+	// calls are no probes and change nothing.
+	clk.Advance(cooldown)
+	if d, err := take(up1); err != nil || !d[0].Allowed {
+		t.Fatalf("Take(%s) after the cooldown = %+v, %v; want allowed", up1.Key, d, err)
+	}
+	if _, err := take(down2); err == nil || errors.Is(err, redisstore.ErrCircuitOpen) {
+		t.Fatalf("Take(%s) after the cooldown = %v; want the probe's failure", down2.Key, err)
+	}
+	if n := hook.sends(down2.Key); n != 1 {
+		t.Fatalf("%d commands sent for the probe %s; want 1", n, down2.Key)
+	}
+	for _, c := range []algorithms.Check{down, down3} {
+		if _, err := take(c); !errors.Is(err, redisstore.ErrCircuitOpen) {
+			t.Fatalf("Take(%s) after the failed probe = %v; want ErrCircuitOpen (open for another cooldown)", c.Key, err)
+		}
+	}
+	if d, err := take(up2); err != nil || !d[0].Allowed {
+		t.Fatalf("Take(%s) after the failed probe of another node = %+v, %v; want allowed", up2.Key, d, err)
+	}
+	// The node back (empty), a probe closes its circuit. go-redis may
+	// refuse to dial it for a second after the failed dials (see the
+	// package doc, "Failures"): each failed probe waits a cooldown more.
+	if err := cl.Nodes[0].Restart(); err != nil {
+		t.Fatal(err)
+	}
+	var last error
+	if !hangguard.Poll(20*time.Second, 50*time.Millisecond, func() bool {
+		clk.Advance(cooldown)
+		_, last = take(down3)
+		return last == nil
+	}) {
+		t.Fatalf("no probe of the restarted node succeeded: last %v", last)
+	}
+	for _, c := range []algorithms.Check{down, down2} {
+		if d, err := take(c); err != nil || !d[0].Allowed {
+			t.Fatalf("Take(%s) after a probe closed its node's circuit = %+v, %v; want allowed", c.Key, d, err)
+		}
+	}
+}
