@@ -298,6 +298,26 @@ type nodeBreakers struct {
 	// from a failed lookup until one succeeds, and only then is none read.
 	none       breaker
 	noneFailed atomic.Bool
+	// reloaded is when (since procStart; 0: never) a call refused by an
+	// open circuit last had the client reload its slot map (see
+	// refusedReload).
+	reloaded atomic.Int64
+}
+
+// refusedReload is the least time between two reloads of the client's
+// slot map that calls refused by a node's open circuit have the store
+// ask for: such calls send nothing, so no reply of Redis (MOVED) or lack
+// of one tells the client that a replica took the node's slots over,
+// and its periodic reload (ClusterStateReloadInterval, 60 s by default)
+// or the cooldown's probe would be the first to find the new master.
+const refusedReload = time.Second
+
+// reloadDue reports whether a call refused by an open circuit is to have
+// the client reload its slot map: none has for refusedReload.
+func (nb *nodeBreakers) reloadDue() bool {
+	now := int64(max(time.Since(procStart), 1))
+	last := nb.reloaded.Load()
+	return (last == 0 || time.Duration(now-last) >= refusedReload) && nb.reloaded.CompareAndSwap(last, now)
 }
 
 // breakerFor returns the breaker of the master node the client's slot map

@@ -170,3 +170,69 @@ func TestClusterBreakerIsPerNode(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterBreakerFailoverResumesOnNewMaster: the master of slots
+// 0-5460 stops and its circuit opens; once its replica takes its slots
+// over, the calls of those slots go to the new master, whose breaker is
+// its own, closed: they are decided again without waiting for the old
+// master's cooldown (an hour on a clock that never moves), as soon as the
+// client's slot map names the new master (the calls the open circuit
+// refuses have it reloaded, at most once a second).
+func TestClusterBreakerFailoverResumesOnNewMaster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: starts a replicated cluster and waits for a failover; run without -short")
+	}
+	c := redistest.NewReplicatedCluster(t, 2*time.Second)
+	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs(), ContextTimeoutEnabled: true,
+		DialTimeout: 200 * time.Millisecond, ReadTimeout: 500 * time.Millisecond, WriteTimeout: 500 * time.Millisecond, MaxRetries: -1})
+	t.Cleanup(func() { _ = client.Close() })
+	s, err := redisstore.New(client, redisstore.WithTimeout(slowMachineTimeout), redisstore.WithClock(algotest.NewClock(algotest.Base)),
+		redisstore.WithCircuitBreaker(2, time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	sp := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 10, Window: time.Hour}
+	down := algorithms.Check{Spec: sp, Key: "user-2"} // slot 157: master 0
+	up := algorithms.Check{Spec: sp, Key: "user-1"}   // slot 12542: master 2
+	take := func(c algorithms.Check) ([]algorithms.Decision, error) {
+		var d []algorithms.Decision
+		var err error
+		hangguard.Run(t, takeWithin(slowMachineTimeout), "Take", func() { d, err = s.Take(ctx, c) })
+		return d, err
+	}
+	for _, c := range []algorithms.Check{down, up} {
+		if d, err := take(c); err != nil || !d[0].Allowed {
+			t.Fatalf("Take(%s) with every node up = %+v, %v", c.Key, d, err)
+		}
+	}
+	waitReplicated(t, c.Masters[0], c.Replicas[0])
+	if err := c.Masters[0].Stop(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		if _, err := take(down); err == nil || errors.Is(err, redisstore.ErrCircuitOpen) {
+			t.Fatalf("Take %d of a key of the stopped master: %v; want its failure", i, err)
+		}
+	}
+	if _, err := take(down); !errors.Is(err, redisstore.ErrCircuitOpen) {
+		t.Fatalf("Take of a key of the stopped master after two failures = %v; want ErrCircuitOpen", err)
+	}
+	if _, err := c.Replicas[0].Do("CLUSTER", "FAILOVER", "FORCE"); err != nil {
+		t.Fatal(err)
+	}
+	var d []algorithms.Decision
+	var last error
+	if !hangguard.Poll(switchWithin, 50*time.Millisecond, func() bool {
+		d, last = take(down)
+		return last == nil
+	}) {
+		t.Fatalf("no Take of the lost master's key decided within %v of the failover (the last: %v); the replica: %s", switchWithin, last, nodeState(c.Replicas[0]))
+	}
+	if !d[0].Allowed || d[0].Remaining != 8 {
+		t.Fatalf("Take(%s) on the new master = %+v; want allowed, 8 remaining (the state replicated)", down.Key, d)
+	}
+	if d, err := take(up); err != nil || !d[0].Allowed || d[0].Remaining != 8 {
+		t.Fatalf("Take(%s) of another master after the failover = %+v, %v; want allowed, 8 remaining", up.Key, d, err)
+	}
+}

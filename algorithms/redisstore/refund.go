@@ -149,6 +149,7 @@ func (s *Store) give(ctx context.Context, op string, mode int, checks []algorith
 		if split {
 			if p, err = s.nodes.allowAll(ctx, parent, r, local); err != nil {
 				r.release()
+				s.refused()
 				return err
 			}
 			defer p.unwound(&recorded)
@@ -157,6 +158,7 @@ func (s *Store) give(ctx context.Context, op string, mode int, checks []algorith
 			b, failed = s.nodes.breakerFor(ctx, r.keys[0], local)
 			if probe, err = b.allowCtx(local, parent); err != nil {
 				r.release()
+				s.refused()
 				return err
 			}
 			defer b.unwound(probe, &recorded)

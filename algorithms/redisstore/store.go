@@ -385,6 +385,7 @@ func (s *Store) do(ctx context.Context, op string, dst []algorithms.Decision, ch
 			p, err = s.nodes.allowAll(ctx, parent, req, local)
 			if err != nil {
 				req.release()
+				s.refused()
 				return err
 			}
 			defer p.unwound(&recorded)
@@ -394,6 +395,7 @@ func (s *Store) do(ctx context.Context, op string, dst []algorithms.Decision, ch
 			b, failed = s.nodes.breakerFor(ctx, req.keys[0], local)
 			if tk, err = b.allowCtx(local, parent); err != nil {
 				req.release()
+				s.refused()
 				return err
 			}
 			defer b.unwound(tk, &recorded)
@@ -465,6 +467,16 @@ func (s *Store) do(ctx context.Context, op string, dst []algorithms.Decision, ch
 // ignored.
 func (s *Store) reloadSlots(ctx context.Context, errs ...error) {
 	if s.cluster != nil && noReply(ctx, errs) {
+		s.reload()
+	}
+}
+
+// refused has the cluster client reload its slot map, at most once every
+// refusedReload, when a node's open circuit refused a call: a replica
+// that took the node's slots over has a breaker of its own, which the
+// call finds once the map names it.
+func (s *Store) refused() {
+	if s.nodes.reloadDue() {
 		s.reload()
 	}
 }
