@@ -3,8 +3,10 @@ package redisstore_test
 import (
 	"context"
 	"errors"
+	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -234,5 +236,79 @@ func TestClusterBreakerFailoverResumesOnNewMaster(t *testing.T) {
 	}
 	if d, err := take(up); err != nil || !d[0].Allowed || d[0].Remaining != 8 {
 		t.Fatalf("Take(%s) of another master after the failover = %+v, %v; want allowed, 8 remaining", up.Key, d, err)
+	}
+}
+
+// TestClusterBreakerWithoutSlotMap: a cluster client that has no slot map
+// and cannot load one (no node reachable) names no node for a call; the
+// store's breaker still counts those calls' failures, and opens: then
+// calls return ErrCircuitOpen at once, not each the client's attempt to
+// load the map, until the cooldown's probe.
+func TestClusterBreakerWithoutSlotMap(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close() // nothing listens there now: dials are refused
+	// The CLUSTER SLOTS sent on a Take's context: its attempt to load
+	// the map (the client's own reloads, in the background, are not
+	// counted).
+	type takeKey struct{}
+	loads := &ctxLoads{key: takeKey{}}
+	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{addr}, ContextTimeoutEnabled: true,
+		DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
+	client.OnNewNode(func(c *redis.Client) { c.AddHook(loads) })
+	t.Cleanup(func() { _ = client.Close() })
+	clk := algotest.NewClock(algotest.Base)
+	const cooldown = time.Minute
+	s, err := redisstore.New(client, redisstore.WithTimeout(time.Second), redisstore.WithClock(clk), redisstore.WithCircuitBreaker(2, cooldown))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 10, Window: time.Hour}, Key: "user-2"}
+	take := func() error {
+		var err error
+		hangguard.Run(t, 10*time.Second, "Take", func() { _, err = s.Take(context.WithValue(context.Background(), takeKey{}, true), c) })
+		return err
+	}
+	for i := range 2 {
+		if err := take(); err == nil || errors.Is(err, redisstore.ErrCircuitOpen) {
+			t.Fatalf("Take %d with no node reachable = %v; want the failure to load the slot map", i, err)
+		}
+	}
+	if loads.n.Load() == 0 {
+		t.Fatal("no CLUSTER SLOTS sent on the failed Takes' context: the test cannot tell a Take that tries to load the slot map")
+	}
+	n := loads.n.Load()
+	if err := take(); !errors.Is(err, redisstore.ErrCircuitOpen) {
+		t.Fatalf("Take after two failures to load the slot map = %v; want ErrCircuitOpen", err)
+	}
+	if d := loads.n.Load() - n; d != 0 {
+		t.Fatalf("the Take refused by the open circuit tried %d times to load the slot map; want none", d)
+	}
+	clk.Advance(cooldown)
+	if err := take(); err == nil || errors.Is(err, redisstore.ErrCircuitOpen) {
+		t.Fatalf("the probe after the cooldown = %v; want the failure to load the slot map", err)
+	}
+	if err := take(); !errors.Is(err, redisstore.ErrCircuitOpen) {
+		t.Fatalf("Take after the failed probe = %v; want ErrCircuitOpen", err)
+	}
+}
+
+// ctxLoads counts the CLUSTER commands (SLOTS, SHARDS) a node client
+// tries on a context holding key.
+type ctxLoads struct {
+	redistest.PassHooks
+	key any
+	n   atomic.Int64
+}
+
+func (h *ctxLoads) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if cmd.Name() == "cluster" && ctx.Value(h.key) != nil {
+			h.n.Add(1)
+		}
+		return next(ctx, cmd)
 	}
 }
