@@ -18,11 +18,39 @@ import (
 // consecutive failed calls, every call returns [ErrCircuitOpen] at once for
 // cooldown; then one call is let through as a probe, and its success closes
 // the circuit (its failure opens it for another cooldown). The breaker
-// reads the injected clock when there is one ([WithClock]). On a Cluster
-// it is one breaker for every node: a master that fails with no replica
-// to take over opens it with the failures of its keys' calls, and then
-// the calls of keys the other masters serve return ErrCircuitOpen too,
-// until a probe succeeds (TestClusterBreakerIsOneForEveryNode).
+// reads the injected clock when there is one ([WithClock]). On a
+// standalone or Sentinel client it is one breaker.
+//
+// On a *redis.ClusterClient it is one breaker per master node, known by
+// its address: a call goes through the breaker of the master that the
+// client's slot map names for its slot (one lookup, with no round trip
+// once the client has its map), so a master that fails with no replica
+// to take over opens its own circuit only: the calls of its slots then
+// return ErrCircuitOpen at once, and after the cooldown one of them
+// probes that node, while the calls of the slots the other masters serve
+// go on to Redis and are decided (TestClusterBreakerIsPerNode). A call
+// whose keys span slots (see Cluster in the package doc) asks the breaker
+// of every node it will touch before it sends anything: when one of them
+// is open it returns ErrCircuitOpen whole, nothing reserved or counted
+// anywhere, and a probe it was given on another node is handed on; else
+// each node counts the outcome of the call's parts it served, the worst
+// of them (a failure of Redis over a reply, a reply over an end that
+// says nothing, as below). A replica that takes a master's slots over
+// has a breaker of its own, closed: once the client's slot map names it,
+// the calls of those slots go to it at once, whatever the old master's
+// cooldown. A call refused by an open circuit sends nothing, so nothing
+// tells the client of the change: such calls have it reload its map, at
+// most once a second (TestClusterBreakerFailoverResumesOnNewMaster). A
+// client that has no slot map and cannot load one (no node answers)
+// names no node: its calls fail and count in a breaker of their own,
+// which, open, refuses them without the client's attempt to load the map
+// (TestClusterBreakerWithoutSlotMap). The store keeps at most 1024 node
+// breakers: past that, it drops first those closed with no failure
+// counted (a new one is the same), then one counting failures while
+// closed, else the one whose cooldown ended longest ago. A Peek that a client with ReadOnly (or RouteByLatency,
+// RouteRandomly) sends to a replica counts for the master of its slot,
+// as does a call the client follows to another node on a redirection
+// (MOVED, ASK).
 //
 // A failed call is one Redis did not answer in the time the store gives
 // it: an error of the client (a refused connection, its read timeout, a
@@ -36,7 +64,8 @@ import (
 //   - A call that reached its caller's deadline, not the store's timeout,
 //     counts only when Redis had a fair chance to answer it: the call began
 //     at least 50 ms before that deadline, and no call of the store got a
-//     reply from Redis while it waited. A deadline already near when the
+//     reply from Redis (on a Cluster, from the call's node) while it
+//     waited. A deadline already near when the
 //     call began would have passed with a healthy Redis too, and a reply to
 //     another call shows Redis answering (the caller's deadline was short
 //     for the load, as in a burst). A Redis that answers nothing for that
@@ -343,10 +372,7 @@ func (nb *nodeBreakers) breakerFor(ctx context.Context, key string, now time.Tim
 }
 
 // of returns the breaker of the node at addr, adding a closed one when
-// there is none. At maxNodeBreakers it first drops every breaker closed
-// with no failure counted (a new one is the same), and, if none is, the
-// one that opened longest ago (a node gone: calls of live slots probe
-// their node every cooldown, moving it on).
+// there is none; at maxNodeBreakers it first drops others (evictBreaker).
 func (nb *nodeBreakers) of(addr string) *breaker {
 	if m := nb.byAddr.Load(); m != nil {
 		if b, ok := (*m)[addr]; ok {

@@ -472,9 +472,11 @@
 //     names the slot whose reservation may have been left in place (was,
 //     when Redis refused the undo), with the failed reservation's error
 //     if one failed: errors.Is matches both, and the error is classified
-//     as the reservation's (ErrKeyState, the circuit breaker, the store's
-//     own deadline: TestClusterUndoFailedTooNamesTheReservationLeft,
-//     TestClusterUndoFailedTooOwnDeadline); its
+//     as the reservation's (ErrKeyState, the store's own deadline:
+//     TestClusterUndoFailedTooNamesTheReservationLeft,
+//     TestClusterUndoFailedTooOwnDeadline; the circuit breaker, one per
+//     node, counts each node's parts on it:
+//     TestClusterUndoFailedTooCountsInTheBreaker); its
 //     reservation may stay consumed, as does one that fails otherwise
 //     (its slot moved to another node meanwhile, on a client that follows
 //     no MOVED, MaxRedirects -1: TestClusterSplitTakeMovedNoRedirects; a
@@ -816,8 +818,10 @@
 // cross-slot Take not every reservation of which admitted, as long again
 // for the resends and undos of its reservations (on a context of their own:
 // [WithTimeout]'s duration, else a second). Until a replica has taken over
-// and the client's slot map follows it (a call without a reply reloads it),
-// every Take of the lost master's slots fails; a cluster that cannot fail
+// and the client's slot map follows it (a call without a reply reloads it,
+// as does, at most once a second, a call the lost master's open circuit
+// refuses: see [WithCircuitBreaker]), every Take of the lost master's
+// slots fails; a cluster that cannot fail
 // over (a replica whose master's config epoch it never heard, which no
 // master votes for; one disconnected for longer than
 // cluster-replica-validity-factor allows) leaves them failing, not waiting.
@@ -832,13 +836,21 @@
 // the switch does not come).
 //
 // [WithCircuitBreaker] stops sending to a failing Redis for a cool-down,
-// returning [ErrCircuitOpen] at once, then lets one probe through. It is
+// returning [ErrCircuitOpen] at once, then lets one probe through. On a
+// Cluster it is one breaker per master node: a master that fails costs
+// the calls of its slots only, the other masters' keys decided as
+// before, and a cross-slot Take that touches its slots fails whole,
+// unsent (see its documentation). It is
 // off by default: the middleware has a breaker of its own, on by default
 // (middleware.WithBreaker: 5 failures in a row open it for 5 s), which
 // keeps a failing store from adding its timeout to every request, and a
 // second one in the store would only open on the same failures. Turn it
 // on for a store called outside a middleware, or behind one whose
-// breaker is off. It
+// breaker is off; on a Cluster, turn the middleware's off
+// (middleware.WithBreaker(0, 0)) and the store's on for one master's
+// failure to cost only its keys: the middleware's breaker is one for the
+// store, and counts the store's ErrCircuitOpen as failures, so it opens
+// for every key when one master's keys keep failing. It
 // counts the calls Redis did not answer, not those their caller ended: a
 // cancelled call, or one whose caller's deadline passed before Redis had a
 // fair chance, does not count (see its documentation). Whether to fail
