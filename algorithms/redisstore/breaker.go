@@ -35,7 +35,11 @@ import (
 // anywhere, and a probe it was given on another node is handed on; else
 // each node counts the outcome of the call's parts it served, the worst
 // of them (a failure of Redis over a reply, a reply over an end that
-// says nothing, as below). A replica that takes a master's slots over
+// says nothing, as below). A Refund or GiveBack of keys across slots,
+// which has no all-or-nothing to keep (each key is given back on its
+// own), sends the keys of the nodes whose breaker lets it through and
+// fails the others' with ErrCircuitOpen, unsent (the first error
+// returned, as ever). A replica that takes a master's slots over
 // has a breaker of its own, closed: once the client's slot map names it,
 // the calls of those slots go to it at once, whatever the old master's
 // cooldown. A call refused by an open circuit sends nothing, so nothing
@@ -458,6 +462,7 @@ type passNode struct {
 	notes    []error
 	noted    bool
 	answered bool
+	refused  bool // the breaker refused the call (allowAll without whole): no ticket
 }
 
 // A slotNode names the node (its index in pass.nodes) of a slot of a pass.
@@ -468,11 +473,14 @@ type slotNode struct {
 }
 
 // allowAll returns the pass of r, a call of several slots, having every
-// node breaker it touches allow it before anything is sent: when one
-// refuses it, it returns ErrCircuitOpen, the tickets the others gave
-// handed back, so that the call fails whole. Lookups run on ctx; the
-// tickets are of the caller's context parent.
-func (nb *nodeBreakers) allowAll(ctx, parent context.Context, r *request, now time.Time) (*pass, error) {
+// node breaker it touches allow it before anything is sent. With whole
+// (a Take, Peek or Reset), when one refuses it, it returns ErrCircuitOpen,
+// the tickets the others gave handed back, so that the call fails whole;
+// else (a refund, a give-back: every key tried) the nodes that refuse it
+// are marked so (pass.refuses), and it returns ErrCircuitOpen only when
+// every one does. Lookups run on ctx; the tickets are of the caller's
+// context parent.
+func (nb *nodeBreakers) allowAll(ctx, parent context.Context, r *request, now time.Time, whole bool) (*pass, error) {
 	p := &pass{}
 	for i, tag := range r.tags {
 		sl := slot(tag)
@@ -496,18 +504,33 @@ func (nb *nodeBreakers) allowAll(ctx, parent context.Context, r *request, now ti
 		}
 		p.slots = append(p.slots, slotNode{sl, n})
 	}
+	refused := 0
 	for k := range p.nodes {
 		tk, err := p.nodes[k].b.allowCtx(now, parent)
-		if err != nil {
+		if err != nil && whole {
 			unrecorded := false
 			for _, pn := range p.nodes[:k] {
 				pn.b.unwound(pn.tk, &unrecorded)
 			}
 			return nil, err
 		}
+		if err != nil {
+			p.nodes[k].refused = true
+			refused++
+		}
 		p.nodes[k].tk = tk
 	}
+	if refused == len(p.nodes) {
+		return nil, ErrCircuitOpen
+	}
 	return p, nil
+}
+
+// refuses reports whether the breaker of slot sl's node refused the call
+// (allowAll without whole): its parts there are not to be sent.
+func (p *pass) refuses(sl uint16) bool {
+	n := p.nodeOf(sl)
+	return n >= 0 && p.nodes[n].refused
 }
 
 // nodeOf returns the index in p.nodes of the node of slot sl, or -1.
@@ -545,6 +568,9 @@ func (p *pass) record(err error, conv func(error) error, now time.Time) {
 	p.sealed = true
 	p.mu.Unlock()
 	for _, pn := range p.nodes {
+		if pn.refused {
+			continue
+		}
 		e := err
 		if pn.noted {
 			e = nil
@@ -566,7 +592,9 @@ func (p *pass) record(err error, conv func(error) error, now time.Time) {
 // ended without record (a panic).
 func (p *pass) unwound(recorded *bool) {
 	for _, pn := range p.nodes {
-		pn.b.unwound(pn.tk, recorded)
+		if !pn.refused {
+			pn.b.unwound(pn.tk, recorded)
+		}
 	}
 }
 

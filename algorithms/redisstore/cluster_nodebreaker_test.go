@@ -86,9 +86,14 @@ func TestClusterBreakerIsPerNode(t *testing.T) {
 		hangguard.Run(t, 10*time.Second, "Take", func() { d, err = s.Take(ctx, cs...) })
 		return d, err
 	}
+	var downTaken algorithms.Decision // an admitted Take of down's, for a GiveBack
 	for _, c := range []algorithms.Check{down, up1, up2} {
-		if d, err := take(c); err != nil || !d[0].Allowed {
+		d, err := take(c)
+		if err != nil || !d[0].Allowed {
 			t.Fatalf("Take(%s) with every node up = %+v, %v", c.Key, d, err)
+		}
+		if c == down {
+			downTaken = d[0]
 		}
 	}
 	hook := &sendsHook{sent: map[string]int{}}
@@ -131,6 +136,22 @@ func TestClusterBreakerIsPerNode(t *testing.T) {
 	pk := make([]algorithms.Decision, 1)
 	if err := s.Peek(ctx, pk, []algorithms.Check{fresh}); err != nil || pk[0].Remaining != sp.Limit {
 		t.Fatalf("Peek(%s) after the refused cross-slot Take = %+v, %v; want %d remaining (nothing counted)", fresh.Key, pk, err, sp.Limit)
+	}
+	// A GiveBack across slots has no all-or-nothing: the key of the
+	// healthy node gets its unit back, the open node's fails unsent.
+	d, err := take(up1)
+	if err != nil || !d[0].Allowed || d[0].Remaining != 5 {
+		t.Fatalf("Take(%s) = %+v, %v; want allowed, 5 remaining", up1.Key, d, err)
+	}
+	given := make([]algorithms.Refunded, 2)
+	if err := s.GiveBack(ctx, given, []algorithms.Check{up1, down}, []algorithms.Decision{d[0], downTaken}, 0); !errors.Is(err, redisstore.ErrCircuitOpen) {
+		t.Fatalf("GiveBack(%s, %s) with %s's node open = %v; want ErrCircuitOpen (its key's error)", up1.Key, down.Key, down.Key, err)
+	}
+	if err := s.Peek(ctx, pk, []algorithms.Check{up1}); err != nil || pk[0].Remaining != 6 {
+		t.Fatalf("Peek(%s) after the GiveBack = %+v, %v; want 6 remaining (its unit given back)", up1.Key, pk, err)
+	}
+	if n := hook.sends(down.Key); n != 2 {
+		t.Fatalf("%d commands sent for %s after the GiveBack; want the two before only", n, down.Key)
 	}
 	// The cooldown over, one call probes the stopped node; the others'
 	// calls are no probes and change nothing.

@@ -522,7 +522,9 @@
 // then looks at each queue as it stands (the [algorithms.Refunded] each
 // check reports, computed as the memory store does); on a Cluster, when
 // the keys span slots, one call per key (a refund has no all-or-nothing to
-// keep: every key is refunded, and the first error returned). The place is recognised as its queue's last from the caller's
+// keep: every key is refunded, and the first error returned; a key of a
+// node whose circuit is open ([WithCircuitBreaker]) fails with
+// ErrCircuitOpen, unsent). The place is recognised as its queue's last from the caller's
 // remaining wait, measured on the caller's clock while the store reads
 // Redis's: a round trip of uncertainty, so the rule is exact for queues
 // whose spacing W/L is longer than twice a round trip (see

@@ -147,7 +147,9 @@ func (s *Store) give(ctx context.Context, op string, mode int, checks []algorith
 		var err error
 		local := s.localNow(now)
 		if split {
-			if p, err = s.nodes.allowAll(ctx, parent, r, local); err != nil {
+			// Every key is tried: those of a node whose circuit is
+			// open fail with ErrCircuitOpen, unsent.
+			if p, err = s.nodes.allowAll(ctx, parent, r, local, false); err != nil {
 				r.release()
 				s.refused()
 				return err
@@ -189,11 +191,20 @@ func (s *Store) give(ctx context.Context, op string, mode int, checks []algorith
 	case split:
 		groups := byKey(r)
 		errs := make([]error, len(groups))
+		refused := false
 		for g, idx := range groups {
-			if errs[g] = run(idx); errs[g] != nil && err == nil {
+			if p != nil && p.refuses(slot(r.tags[idx[0]])) {
+				errs[g], refused = ErrCircuitOpen, true
+			} else {
+				errs[g] = run(idx)
+				r.note(idx, errs[g])
+			}
+			if errs[g] != nil && err == nil {
 				err = errs[g]
 			}
-			r.note(idx, errs[g])
+		}
+		if refused {
+			s.refused()
 		}
 		s.reloadSlots(ctx, errs...)
 	default:

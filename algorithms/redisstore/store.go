@@ -382,7 +382,7 @@ func (s *Store) do(ctx context.Context, op string, dst []algorithms.Decision, ch
 	var p *pass
 	if s.nodes != nil {
 		if split {
-			p, err = s.nodes.allowAll(ctx, parent, req, local)
+			p, err = s.nodes.allowAll(ctx, parent, req, local, true)
 			if err != nil {
 				req.release()
 				s.refused()
