@@ -28,7 +28,12 @@ import (
 // to take over opens its own circuit only: the calls of its slots then
 // return ErrCircuitOpen at once, and after the cooldown one of them
 // probes that node, while the calls of the slots the other masters serve
-// go on to Redis and are decided (TestClusterBreakerIsPerNode). A call
+// go on to Redis and are decided (TestClusterBreakerIsPerNode), as long
+// as those masters serve them: a cluster that requires full coverage
+// (cluster-require-full-coverage, yes by default) answers CLUSTERDOWN to
+// every call once it marks the master failed (after cluster-node-timeout),
+// an error that counts as a failure of the node that answers it, as OOM
+// does. A call
 // whose keys span slots (see Cluster in the package doc) asks the breaker
 // of every node it will touch before it sends anything: when one of them
 // is open it returns ErrCircuitOpen whole, nothing reserved or counted
