@@ -341,3 +341,70 @@ func (h *ctxLoads) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		return next(ctx, cmd)
 	}
 }
+
+// TestClusterBreakerCrossSlotRefusalHandsProbeOn: a cross-slot Take
+// refused by one node's open circuit gives back the probe another node's
+// half-open breaker let it be: that node's next call probes it. Master 0
+// fails first, then master 1; when master 0's cooldown ends and master
+// 1's has not, a Take of a key of each is refused whole, unsent, and the
+// next Take of master 0's key is its probe, not ErrCircuitOpen.
+func TestClusterBreakerCrossSlotRefusalHandsProbeOn(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: starts a 3-node cluster of its own; run without -short")
+	}
+	const cooldown = time.Hour
+	cl := redistest.NewCluster(t)
+	for _, n := range cl.Nodes {
+		if _, err := n.Do("CONFIG", "SET", "cluster-require-full-coverage", "no"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs(), ContextTimeoutEnabled: true,
+		DialTimeout: 200 * time.Millisecond, ReadTimeout: 200 * time.Millisecond, WriteTimeout: 200 * time.Millisecond, MaxRetries: -1})
+	t.Cleanup(func() { _ = client.Close() })
+	clk := algotest.NewClock(algotest.Base)
+	s, err := redisstore.New(client, redisstore.WithTimeout(time.Second), redisstore.WithClock(clk), redisstore.WithCircuitBreaker(1, cooldown))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 10, Window: time.Hour}
+	k0 := algorithms.Check{Spec: sp, Key: "user-2"} // slot 157: node 0
+	k1 := algorithms.Check{Spec: sp, Key: "user-0"} // slot 8415: node 1
+	take := func(cs ...algorithms.Check) error {
+		var err error
+		hangguard.Run(t, 10*time.Second, "Take", func() { _, err = s.Take(context.Background(), cs...) })
+		return err
+	}
+	for _, c := range []algorithms.Check{k0, k1} {
+		if err := take(c); err != nil {
+			t.Fatalf("Take(%s) with every node up: %v", c.Key, err)
+		}
+	}
+	hook := &sendsHook{sent: map[string]int{}}
+	client.AddHook(hook)
+	for _, n := range cl.Nodes[:2] {
+		if err := n.Stop(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := take(k0); err == nil || errors.Is(err, redisstore.ErrCircuitOpen) {
+		t.Fatalf("Take(%s) of a stopped node = %v; want its failure", k0.Key, err)
+	}
+	clk.Advance(cooldown / 2)
+	if err := take(k1); err == nil || errors.Is(err, redisstore.ErrCircuitOpen) {
+		t.Fatalf("Take(%s) of a stopped node = %v; want its failure", k1.Key, err)
+	}
+	clk.Advance(cooldown / 2) // node 0's cooldown over, node 1's not
+	if err := take(k0, k1); !errors.Is(err, redisstore.ErrCircuitOpen) {
+		t.Fatalf("cross-slot Take(%s, %s) with node 1's circuit open = %v; want ErrCircuitOpen", k0.Key, k1.Key, err)
+	}
+	if n := hook.sends(k0.Key); n != 1 {
+		t.Fatalf("%d commands sent for %s; want the one failure before (the refused Take sends nothing)", n, k0.Key)
+	}
+	if err := take(k0); err == nil || errors.Is(err, redisstore.ErrCircuitOpen) {
+		t.Fatalf("Take(%s) after the refused cross-slot Take = %v; want the probe's failure (the probe handed on)", k0.Key, err)
+	}
+	if n := hook.sends(k0.Key); n != 2 {
+		t.Fatalf("%d commands sent for %s; want 2 (the probe sent)", n, k0.Key)
+	}
+}
