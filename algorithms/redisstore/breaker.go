@@ -23,8 +23,9 @@ import (
 //
 // On a *redis.ClusterClient it is one breaker per master node, known by
 // its address: a call goes through the breaker of the master that the
-// client's slot map names for its slot (one lookup, with no round trip
-// once the client has its map), so a master that fails with no replica
+// client's slot map names for its slot (one lookup, one per slot for a
+// call whose keys span slots, with no round trip once the client has its
+// map), so a master that fails with no replica
 // to take over opens its own circuit only: the calls of its slots then
 // return ErrCircuitOpen at once, and after the cooldown one of them
 // probes that node, while the calls of the slots the other masters serve
