@@ -381,6 +381,15 @@ var (
 	// answer, never as its failure, so that a routine resharding does not
 	// open the circuit for every client.
 	ErrTryAgain = errors.New("algorithms: the backend refused the call for now; try again")
+	// ErrCircuitOpen is matched by a store's error that it refused a call
+	// without sending it, its own circuit breaker open for the backend
+	// the call needed: on a Redis Cluster, the master of the call's slot
+	// (see the redisstore package's WithCircuitBreaker). It says nothing
+	// of the rest of the backend, and cost no wait: a circuit breaker
+	// further out (the middleware's) counts it neither as a failure nor as
+	// an answer, so that one failing node does not open the circuit for
+	// the keys the other nodes serve.
+	ErrCircuitOpen = errors.New("algorithms: the store's circuit breaker is open")
 )
 
 // A SpecError reports a Spec that fails validation: which field, and why.

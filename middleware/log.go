@@ -651,7 +651,7 @@ func clientGone(e Event) bool {
 	return (e.Outcome == Abandoned || e.Outcome == ShadowDenied && !e.Result.Taken()) && e.Request.Context().Err() == context.Canceled &&
 		!errors.Is(err, errBadDelay) && !errors.Is(err, algorithms.ErrKeyState) && !errors.Is(err, algorithms.ErrTryAgain) &&
 		!errors.Is(err, algorithms.ErrInvalidSpec) && !errors.Is(err, algorithms.ErrInvalidCost) &&
-		!errors.Is(err, algorithms.ErrClosed) && !errors.Is(err, ErrBreakerOpen)
+		!errors.Is(err, algorithms.ErrClosed) && !errors.Is(err, ErrBreakerOpen) && !errors.Is(err, algorithms.ErrCircuitOpen)
 }
 
 // prepareError reports whether err is a request's fault (no key, a cost out

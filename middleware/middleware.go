@@ -1073,6 +1073,11 @@ func (m *Middleware) take(r *http.Request, res *Result) error {
 		// The backend answered, refusing the call for now (a Redis
 		// Cluster slot migrating): it is up.
 		m.answered()
+	case errors.Is(err, algorithms.ErrCircuitOpen):
+		// The store's own breaker refused the call, unsent: it says
+		// nothing of the backend the other keys need (a Redis Cluster's
+		// other masters), and cost no wait to save.
+		m.handOn(probe)
 	case errors.Is(err, policy.ErrCost):
 		// A cost above a lowered limit that the store, which cannot
 		// peek, was not asked to decide (see policy.Result.Take): the

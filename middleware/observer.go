@@ -344,6 +344,7 @@ func (o Outcome) String() string {
 // ([algorithms.ErrTryAgain]), returns it to StateHealthy. A
 // call that says nothing of the backend leaves it as it was: one its
 // request's context ended without counting as a failure, an invalid check,
+// a refusal of the store's own circuit breaker ([algorithms.ErrCircuitOpen]),
 // or a store its owner closed ([algorithms.ErrClosed]; its requests still
 // get the failure mode and count in Stats.StoreErrors, and without an
 // observer the first is logged on slog.Default, at Error).

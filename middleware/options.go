@@ -118,7 +118,13 @@ func OnStoreError(f Failure) Option {
 // answer and ends a run of failures as a success does, and so is a refusal
 // of the call for now ([algorithms.ErrTryAgain], as the Redis store
 // returns while a Redis Cluster slot the call names migrates): a routine
-// resharding does not open the circuit for every key. The error still
+// resharding does not open the circuit for every key. A refusal of the
+// store's own circuit breaker ([algorithms.ErrCircuitOpen], as the Redis
+// store returns it for a Cluster master whose circuit it opened) is
+// neither: the store sent nothing and waited for nothing, and its breaker
+// says nothing of the masters the other keys need, so that one failing
+// node neither opens nor closes this breaker (a run of failures goes on
+// through it). The error still
 // goes to the error handler, and the request is answered as its context
 // allows (Stats.Abandoned) or by the failure mode (Stats.StoreErrors). A
 // probe whose call says nothing of the backend lets the next request

@@ -848,11 +848,15 @@
 // keeps a failing store from adding its timeout to every request, and a
 // second one in the store would only open on the same failures. Turn it
 // on for a store called outside a middleware, or behind one whose
-// breaker is off; on a Cluster, turn the middleware's off
-// (middleware.WithBreaker(0, 0)) and the store's on for one master's
-// failure to cost only its keys: the middleware's breaker is one for the
-// store, and counts the store's ErrCircuitOpen as failures, so it opens
-// for every key when one master's keys keep failing. It
+// breaker is off; and on a Cluster, for one master's failure to cost
+// only its keys, with fewer failures than the middleware's (say
+// WithCircuitBreaker(3, 5*time.Second) under its default 5): the
+// middleware's breaker is one for the store, and counts the failed calls
+// of a dead master's keys, which a run of other keys' successes ends, but
+// not the store's ErrCircuitOpen (it matches [algorithms.ErrCircuitOpen]),
+// which neither ends a run nor counts in one, so that once the store's
+// breaker opens for that master the middleware's stays closed for the
+// others (TestMiddlewareBreakerClosedWhileOneMasterIsDown). It
 // counts the calls Redis did not answer, not those their caller ended: a
 // cancelled call, or one whose caller's deadline passed before Redis had a
 // fair chance, does not count (see its documentation). Whether to fail

@@ -30,8 +30,20 @@ const DefaultClockTTL = time.Hour
 const DefaultTimeout = 2 * time.Second
 
 // ErrCircuitOpen is returned, at once and without contacting Redis, while the
-// circuit breaker of [WithCircuitBreaker] is open.
-var ErrCircuitOpen = errors.New("redisstore: circuit open: Redis is failing")
+// circuit breaker of [WithCircuitBreaker] is open (on a Cluster, that of
+// the call's master). It matches [algorithms.ErrCircuitOpen] (errors.Is),
+// which the middleware's own breaker counts neither as a failure nor as
+// an answer.
+var ErrCircuitOpen error = circuitOpenError{}
+
+// circuitOpenError is ErrCircuitOpen's type: its text, and a match for
+// algorithms.ErrCircuitOpen.
+type circuitOpenError struct{}
+
+func (circuitOpenError) Error() string { return "redisstore: circuit open: Redis is failing" }
+
+// Is reports whether target is algorithms.ErrCircuitOpen.
+func (circuitOpenError) Is(target error) bool { return target == algorithms.ErrCircuitOpen }
 
 // Store is the Redis implementation of [algorithms.Store] and
 // [algorithms.IntoStore]: the seven algorithms as one Lua script, deciding
