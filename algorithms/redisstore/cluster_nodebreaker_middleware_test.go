@@ -9,12 +9,10 @@ import (
 
 	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
 	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
-	"github.com/ratekeeper/ratekeeper/algorithms/redisstore/redistest"
 	"github.com/ratekeeper/ratekeeper/internal/hangguard"
 	"github.com/ratekeeper/ratekeeper/keyfunc"
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/policy"
-	"github.com/redis/go-redis/v9"
 )
 
 // TestMiddlewareBreakerClosedWhileOneMasterIsDown: a middleware with its
@@ -32,17 +30,7 @@ func TestMiddlewareBreakerClosedWhileOneMasterIsDown(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: starts a 3-node cluster of its own; run without -short")
 	}
-	cl := redistest.NewCluster(t)
-	for _, n := range cl.Nodes {
-		// The other masters go on serving once the stopped one is
-		// marked failed (see TestClusterBreakerIsPerNode).
-		if _, err := n.Do("CONFIG", "SET", "cluster-require-full-coverage", "no"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs(), ContextTimeoutEnabled: true,
-		DialTimeout: 200 * time.Millisecond, ReadTimeout: 200 * time.Millisecond, WriteTimeout: 200 * time.Millisecond, MaxRetries: -1})
-	t.Cleanup(func() { _ = client.Close() })
+	cl, client := nodeBreakerCluster(t)
 	clk := algotest.NewClock(algotest.Base)
 	s, err := redisstore.New(client, redisstore.WithTimeout(time.Second), redisstore.WithClock(clk), redisstore.WithCircuitBreaker(2, time.Hour))
 	if err != nil {

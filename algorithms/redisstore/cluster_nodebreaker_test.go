@@ -64,18 +64,7 @@ func TestClusterBreakerIsPerNode(t *testing.T) {
 		t.Skip("slow: starts a 3-node cluster of its own; run without -short")
 	}
 	const cooldown = time.Hour
-	cl := redistest.NewCluster(t)
-	// The other masters serve their slots even once the cluster marks
-	// the stopped one failed (after its node timeout, 5 s: a slow run's),
-	// rather than answer CLUSTERDOWN to every call.
-	for _, n := range cl.Nodes {
-		if _, err := n.Do("CONFIG", "SET", "cluster-require-full-coverage", "no"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs(), ContextTimeoutEnabled: true,
-		DialTimeout: 200 * time.Millisecond, ReadTimeout: 200 * time.Millisecond, WriteTimeout: 200 * time.Millisecond, MaxRetries: -1})
-	t.Cleanup(func() { _ = client.Close() })
+	cl, client := nodeBreakerCluster(t)
 	clk := algotest.NewClock(algotest.Base)
 	s, err := redisstore.New(client, redisstore.WithTimeout(time.Second), redisstore.WithClock(clk), redisstore.WithCircuitBreaker(2, cooldown))
 	if err != nil {
@@ -353,15 +342,7 @@ func TestClusterBreakerCrossSlotRefusalHandsProbeOn(t *testing.T) {
 		t.Skip("slow: starts a 3-node cluster of its own; run without -short")
 	}
 	const cooldown = time.Hour
-	cl := redistest.NewCluster(t)
-	for _, n := range cl.Nodes {
-		if _, err := n.Do("CONFIG", "SET", "cluster-require-full-coverage", "no"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs(), ContextTimeoutEnabled: true,
-		DialTimeout: 200 * time.Millisecond, ReadTimeout: 200 * time.Millisecond, WriteTimeout: 200 * time.Millisecond, MaxRetries: -1})
-	t.Cleanup(func() { _ = client.Close() })
+	cl, client := nodeBreakerCluster(t)
 	clk := algotest.NewClock(algotest.Base)
 	s, err := redisstore.New(client, redisstore.WithTimeout(time.Second), redisstore.WithClock(clk), redisstore.WithCircuitBreaker(1, cooldown))
 	if err != nil {
@@ -407,4 +388,23 @@ func TestClusterBreakerCrossSlotRefusalHandsProbeOn(t *testing.T) {
 	if n := hook.sends(k0.Key); n != 2 {
 		t.Fatalf("%d commands sent for %s; want 2 (the probe sent)", n, k0.Key)
 	}
+}
+
+// nodeBreakerCluster starts a 3-node cluster whose masters go on serving
+// their slots once a stopped one is marked failed (after its node timeout,
+// 5 s: a slow run's), rather than answer CLUSTERDOWN to every call, and a
+// client of it that gives up on a stopped node within 200 ms, with no
+// retries.
+func nodeBreakerCluster(t *testing.T) (*redistest.Cluster, *redis.ClusterClient) {
+	t.Helper()
+	cl := redistest.NewCluster(t)
+	for _, n := range cl.Nodes {
+		if _, err := n.Do("CONFIG", "SET", "cluster-require-full-coverage", "no"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs(), ContextTimeoutEnabled: true,
+		DialTimeout: 200 * time.Millisecond, ReadTimeout: 200 * time.Millisecond, WriteTimeout: 200 * time.Millisecond, MaxRetries: -1})
+	t.Cleanup(func() { _ = client.Close() })
+	return cl, client
 }
