@@ -27,7 +27,10 @@ import (
 // call whose keys span slots, with no round trip once the client has its
 // map), so a master that fails with no replica
 // to take over opens its own circuit only: the calls of its slots then
-// return ErrCircuitOpen at once, and after the cooldown one of them
+// return ErrCircuitOpen at once (an error that matches it and
+// algorithms.ErrCircuitOpen with errors.Is, and names the master's
+// address: "redisstore: circuit open: the Redis Cluster master at
+// 10.0.0.7:6379 is failing"), and after the cooldown one of them
 // probes that node, while the calls of the slots the other masters serve
 // go on to Redis and are decided (TestClusterBreakerIsPerNode), as long
 // as those masters serve them: a cluster that requires full coverage
@@ -139,6 +142,10 @@ type breaker struct {
 	// calls gives each call let through its ticket, by which record knows
 	// the probe and tells whether its caller's deadline counts.
 	calls deadline.Calls
+	// refusal is the error of a call the open circuit refuses: nil for
+	// ErrCircuitOpen, a nodeOpenError naming its node for a Cluster
+	// master's breaker (made once, with the breaker).
+	refusal error
 }
 
 // A ticket is what the breaker gives each call it lets through, and takes
@@ -154,6 +161,28 @@ func (b *breaker) allow(now time.Time) (ticket, error) {
 	return b.allowCtx(now, context.Background())
 }
 
+// refused returns the error of a call b's open circuit refuses.
+func (b *breaker) refused() error {
+	if b.refusal != nil {
+		return b.refusal
+	}
+	return ErrCircuitOpen
+}
+
+// nodeOpenError is the refusal of the breaker of the Cluster master at
+// addr: it names the node, and matches ErrCircuitOpen and
+// algorithms.ErrCircuitOpen.
+type nodeOpenError struct{ addr string }
+
+func (e *nodeOpenError) Error() string {
+	return "redisstore: circuit open: the Redis Cluster master at " + e.addr + " is failing"
+}
+
+// Is reports whether target is ErrCircuitOpen or algorithms.ErrCircuitOpen.
+func (e *nodeOpenError) Is(target error) bool {
+	return target == ErrCircuitOpen || target == algorithms.ErrCircuitOpen
+}
+
 // allowCtx returns ErrCircuitOpen when the call on ctx must not go to
 // Redis, and otherwise the call's ticket, which record takes back.
 func (b *breaker) allowCtx(now time.Time, ctx context.Context) (ticket, error) {
@@ -161,7 +190,7 @@ func (b *breaker) allowCtx(now time.Time, ctx context.Context) (ticket, error) {
 	defer b.mu.Unlock()
 	if b.open {
 		if now.Before(b.until) || b.probing {
-			return ticket{}, ErrCircuitOpen
+			return ticket{}, b.refused()
 		}
 		b.probing = true // this call is the probe
 		b.probe = b.calls.Begin(ctx)
@@ -407,7 +436,7 @@ func (nb *nodeBreakers) of(addr string) *breaker {
 	if len(m) >= maxNodeBreakers {
 		evictBreaker(m)
 	}
-	b := &breaker{threshold: nb.threshold, cooldown: nb.cooldown}
+	b := &breaker{threshold: nb.threshold, cooldown: nb.cooldown, refusal: &nodeOpenError{addr: addr}}
 	m[addr] = b
 	nb.byAddr.Store(&m)
 	return b
@@ -527,16 +556,19 @@ func (nb *nodeBreakers) allowAll(ctx, parent context.Context, r *request, now ti
 		p.nodes[k].tk = tk
 	}
 	if refused == len(p.nodes) {
-		return nil, ErrCircuitOpen
+		return nil, p.nodes[0].b.refused()
 	}
 	return p, nil
 }
 
-// refuses reports whether the breaker of slot sl's node refused the call
-// (allowAll without whole): its parts there are not to be sent.
-func (p *pass) refuses(sl uint16) bool {
-	n := p.nodeOf(sl)
-	return n >= 0 && p.nodes[n].refused
+// refuses returns the refusal of the breaker of slot sl's node when it
+// refused the call (allowAll without whole): its parts there are not to
+// be sent. It returns nil otherwise.
+func (p *pass) refuses(sl uint16) error {
+	if n := p.nodeOf(sl); n >= 0 && p.nodes[n].refused {
+		return p.nodes[n].b.refused()
+	}
+	return nil
 }
 
 // nodeOf returns the index in p.nodes of the node of slot sl, or -1.

@@ -112,8 +112,9 @@ func TestClusterBreakerIsPerNode(t *testing.T) {
 		}
 	}
 	for _, c := range []algorithms.Check{down, down2, down3} {
-		if _, err := take(c); !errors.Is(err, redisstore.ErrCircuitOpen) {
-			t.Fatalf("Take(%s) of the stopped node's slots after two failures = %v; want ErrCircuitOpen", c.Key, err)
+		if _, err := take(c); !errors.Is(err, redisstore.ErrCircuitOpen) || !errors.Is(err, algorithms.ErrCircuitOpen) ||
+			!strings.Contains(err.Error(), cl.Nodes[0].Addr) {
+			t.Fatalf("Take(%s) of the stopped node's slots after two failures = %v; want ErrCircuitOpen naming the node (%s)", c.Key, err, cl.Nodes[0].Addr)
 		}
 		if n := hook.sends(c.Key); n != map[string]int{down.Key: 2}[c.Key] {
 			t.Fatalf("%d commands sent for %s with its node's circuit open; want none but the two before", n, c.Key)
@@ -124,7 +125,7 @@ func TestClusterBreakerIsPerNode(t *testing.T) {
 	if d, err := take(up1, up2); err != nil || !d[0].Allowed || !d[1].Allowed {
 		t.Fatalf("cross-slot Take(%s, %s) of the nodes that are up = %+v, %v; want both allowed", up1.Key, up2.Key, d, err)
 	}
-	if _, err := take(fresh, down2); !errors.Is(err, redisstore.ErrCircuitOpen) {
+	if _, err := take(fresh, down2); !errors.Is(err, redisstore.ErrCircuitOpen) || !strings.Contains(err.Error(), cl.Nodes[0].Addr) {
 		t.Fatalf("cross-slot Take(%s, %s) touching the open node = %v; want ErrCircuitOpen", fresh.Key, down2.Key, err)
 	}
 	if n := hook.sends(fresh.Key); n != 0 {
@@ -141,7 +142,7 @@ func TestClusterBreakerIsPerNode(t *testing.T) {
 		t.Fatalf("Take(%s) = %+v, %v; want allowed, 5 remaining", up1.Key, d, err)
 	}
 	given := make([]algorithms.Refunded, 2)
-	if err := s.GiveBack(ctx, given, []algorithms.Check{up1, down}, []algorithms.Decision{d[0], downTaken}, 0); !errors.Is(err, redisstore.ErrCircuitOpen) {
+	if err := s.GiveBack(ctx, given, []algorithms.Check{up1, down}, []algorithms.Decision{d[0], downTaken}, 0); !errors.Is(err, redisstore.ErrCircuitOpen) || !strings.Contains(err.Error(), cl.Nodes[0].Addr) {
 		t.Fatalf("GiveBack(%s, %s) with %s's node open = %v; want ErrCircuitOpen (its key's error)", up1.Key, down.Key, down.Key, err)
 	}
 	if err := s.Peek(ctx, pk, []algorithms.Check{up1}); err != nil || pk[0].Remaining != 6 {

@@ -193,8 +193,12 @@ func (s *Store) give(ctx context.Context, op string, mode int, checks []algorith
 		errs := make([]error, len(groups))
 		refused := false
 		for g, idx := range groups {
-			if p != nil && p.refuses(slot(r.tags[idx[0]])) {
-				errs[g], refused = ErrCircuitOpen, true
+			var open error
+			if p != nil {
+				open = p.refuses(slot(r.tags[idx[0]]))
+			}
+			if open != nil {
+				errs[g], refused = open, true
 			} else {
 				errs[g] = run(idx)
 				r.note(idx, errs[g])
