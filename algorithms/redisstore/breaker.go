@@ -143,7 +143,7 @@ type breaker struct {
 	// the probe and tells whether its caller's deadline counts.
 	calls deadline.Calls
 	// refusal is the error of a call the open circuit refuses: nil for
-	// ErrCircuitOpen, a nodeOpenError naming its node for a Cluster
+	// ErrCircuitOpen, a circuitOpenError naming its node for a Cluster
 	// master's breaker (made once, with the breaker).
 	refusal error
 }
@@ -167,20 +167,6 @@ func (b *breaker) refused() error {
 		return b.refusal
 	}
 	return ErrCircuitOpen
-}
-
-// nodeOpenError is the refusal of the breaker of the Cluster master at
-// addr: it names the node, and matches ErrCircuitOpen and
-// algorithms.ErrCircuitOpen.
-type nodeOpenError struct{ addr string }
-
-func (e *nodeOpenError) Error() string {
-	return "redisstore: circuit open: the Redis Cluster master at " + e.addr + " is failing"
-}
-
-// Is reports whether target is ErrCircuitOpen or algorithms.ErrCircuitOpen.
-func (e *nodeOpenError) Is(target error) bool {
-	return target == ErrCircuitOpen || target == algorithms.ErrCircuitOpen
 }
 
 // allowCtx returns ErrCircuitOpen when the call on ctx must not go to
@@ -436,7 +422,7 @@ func (nb *nodeBreakers) of(addr string) *breaker {
 	if len(m) >= maxNodeBreakers {
 		evictBreaker(m)
 	}
-	b := &breaker{threshold: nb.threshold, cooldown: nb.cooldown, refusal: &nodeOpenError{addr: addr}}
+	b := &breaker{threshold: nb.threshold, cooldown: nb.cooldown, refusal: circuitOpenError{addr: addr}}
 	m[addr] = b
 	nb.byAddr.Store(&m)
 	return b

@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
-	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
 	"github.com/ratekeeper/ratekeeper/internal/hangguard"
 	"github.com/ratekeeper/ratekeeper/keyfunc"
 	"github.com/ratekeeper/ratekeeper/middleware"
@@ -31,11 +29,7 @@ func TestMiddlewareBreakerClosedWhileOneMasterIsDown(t *testing.T) {
 		t.Skip("slow: starts a 3-node cluster of its own; run without -short")
 	}
 	cl, client := nodeBreakerCluster(t)
-	clk := algotest.NewClock(algotest.Base)
-	s, err := redisstore.New(client, redisstore.WithTimeout(time.Second), redisstore.WithClock(clk), redisstore.WithCircuitBreaker(2, time.Hour))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, clk := nodeBreakerStore(t, client, 2, time.Hour)
 	user := keyfunc.Must(keyfunc.Header("X-User"))
 	m := middleware.MustNew(s, []*policy.Policy{policy.Must(policy.PerMinute("p", 100, user))},
 		middleware.WithClock(clk), middleware.WithErrorHandler(func(*http.Request, error) {}))

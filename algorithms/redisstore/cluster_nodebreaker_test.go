@@ -65,11 +65,7 @@ func TestClusterBreakerIsPerNode(t *testing.T) {
 	}
 	const cooldown = time.Hour
 	cl, client := nodeBreakerCluster(t)
-	clk := algotest.NewClock(algotest.Base)
-	s, err := redisstore.New(client, redisstore.WithTimeout(time.Second), redisstore.WithClock(clk), redisstore.WithCircuitBreaker(2, cooldown))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, clk := nodeBreakerStore(t, client, 2, cooldown)
 	ctx := context.Background()
 	sp := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 10, Window: time.Hour}
 	check := func(key string) algorithms.Check { return algorithms.Check{Spec: sp, Key: key} }
@@ -279,12 +275,8 @@ func TestClusterBreakerWithoutSlotMap(t *testing.T) {
 		DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
 	client.OnNewNode(func(c *redis.Client) { c.AddHook(loads) })
 	t.Cleanup(func() { _ = client.Close() })
-	clk := algotest.NewClock(algotest.Base)
 	const cooldown = time.Minute
-	s, err := redisstore.New(client, redisstore.WithTimeout(time.Second), redisstore.WithClock(clk), redisstore.WithCircuitBreaker(2, cooldown))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, clk := nodeBreakerStore(t, client, 2, cooldown)
 	c := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 10, Window: time.Hour}, Key: "user-2"}
 	take := func() error {
 		var err error
@@ -344,11 +336,7 @@ func TestClusterBreakerCrossSlotRefusalHandsProbeOn(t *testing.T) {
 	}
 	const cooldown = time.Hour
 	cl, client := nodeBreakerCluster(t)
-	clk := algotest.NewClock(algotest.Base)
-	s, err := redisstore.New(client, redisstore.WithTimeout(time.Second), redisstore.WithClock(clk), redisstore.WithCircuitBreaker(1, cooldown))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, clk := nodeBreakerStore(t, client, 1, cooldown)
 	sp := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 10, Window: time.Hour}
 	k0 := algorithms.Check{Spec: sp, Key: "user-2"} // slot 157: node 0
 	k1 := algorithms.Check{Spec: sp, Key: "user-0"} // slot 8415: node 1
@@ -408,4 +396,17 @@ func nodeBreakerCluster(t *testing.T) (*redistest.Cluster, *redis.ClusterClient)
 		DialTimeout: 200 * time.Millisecond, ReadTimeout: 200 * time.Millisecond, WriteTimeout: 200 * time.Millisecond, MaxRetries: -1})
 	t.Cleanup(func() { _ = client.Close() })
 	return cl, client
+}
+
+// nodeBreakerStore returns a store on client with a breaker of failures
+// and cooldown per master, a timeout of a second, on an injected clock,
+// and the clock.
+func nodeBreakerStore(t *testing.T, client *redis.ClusterClient, failures int, cooldown time.Duration) (*redisstore.Store, *algotest.Clock) {
+	t.Helper()
+	clk := algotest.NewClock(algotest.Base)
+	s, err := redisstore.New(client, redisstore.WithTimeout(time.Second), redisstore.WithClock(clk), redisstore.WithCircuitBreaker(failures, cooldown))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, clk
 }

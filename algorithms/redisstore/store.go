@@ -36,14 +36,23 @@ const DefaultTimeout = 2 * time.Second
 // an answer.
 var ErrCircuitOpen error = circuitOpenError{}
 
-// circuitOpenError is ErrCircuitOpen's type: its text, and a match for
-// algorithms.ErrCircuitOpen.
-type circuitOpenError struct{}
+// circuitOpenError is ErrCircuitOpen's type, and that of the refusal of
+// a Cluster master's breaker, which names its address (addr): both match
+// algorithms.ErrCircuitOpen, a master's ErrCircuitOpen too.
+type circuitOpenError struct{ addr string }
 
-func (circuitOpenError) Error() string { return "redisstore: circuit open: Redis is failing" }
+func (e circuitOpenError) Error() string {
+	if e.addr == "" {
+		return "redisstore: circuit open: Redis is failing"
+	}
+	return "redisstore: circuit open: the Redis Cluster master at " + e.addr + " is failing"
+}
 
-// Is reports whether target is algorithms.ErrCircuitOpen.
-func (circuitOpenError) Is(target error) bool { return target == algorithms.ErrCircuitOpen }
+// Is reports whether target is algorithms.ErrCircuitOpen or, for a
+// master's refusal, ErrCircuitOpen.
+func (e circuitOpenError) Is(target error) bool {
+	return target == algorithms.ErrCircuitOpen || e.addr != "" && target == ErrCircuitOpen
+}
 
 // Store is the Redis implementation of [algorithms.Store] and
 // [algorithms.IntoStore]: the seven algorithms as one Lua script, deciding
