@@ -263,20 +263,36 @@
 // through denied consumed nothing and gives nothing back.
 //
 // Such a middleware and the ones nested further in share the request's
-// state: a middleware further in reads its decisions and header values
-// and tells it of a refusal, while it gives back as the status is
-// written and once its handler has returned. So they must run one after
-// the other on one goroutine, as middlewares chained in a router do. A
-// handler between them that serves the rest of the chain on a goroutine
-// of its own and answers before that goroutine ends (http.TimeoutHandler
-// once its time is up, a handler that goes on with the work in the
-// background) makes the two race, a known defect that the race detector
-// reports (TestInnerMiddlewareOnDetachedGoroutine, with
-// RATEKEEPER_KNOWN_DEFECTS=1): put such a handler outside the middleware
-// with CountIf policies, or inside the innermost middleware. Middlewares
-// without them are not concerned (the same test's other cases: they
-// change nothing that the ones further in read once they have passed the
-// request on).
+// state: a middleware further in reads its decisions and header values,
+// and tells it of a refusal. Once it has passed the request on, the
+// middleware writes neither: it gives back on a copy of its Result, and
+// edits its header lines through a copy of its values, taken as its
+// status is written or its handler has returned (on one goroutine, once
+// the middlewares further in have written theirs); the mark of a refusal
+// is written and read atomically. So a handler between it and a
+// middleware further in may serve the rest of the chain on a goroutine
+// of its own and answer without waiting for it (http.TimeoutHandler once
+// its time is up, a handler that goes on with the work in the
+// background): the inner middleware then sees the decisions of the outer
+// one as they were when the request was passed on, its units counted
+// even once they came back (its headers, and the wait for the outer one
+// its refusals count in their Retry-After, report them so), and writes
+// its headers to the writer it is handed (which TimeoutHandler discards
+// once its time is up). The outer middleware gives back for the status
+// its own writer was given (TimeoutHandler's 503, the detaching
+// handler's answer), not the inner one's; a refusal further in marked
+// before that status is written makes it give back as the status is
+// written, its IETF line reporting the units back, and otherwise once
+// its handler has returned, its headers having gone out as they were
+// (TestInnerMiddlewareOnDetachedGoroutine, TestCountIfOuterTimeoutHandler,
+// run under -race). One case still races, a known defect that the race
+// detector reports (the same test's cases of a middle middleware, with
+// RATEKEEPER_KNOWN_DEFECTS=1): a middleware that shares the name of a
+// policy with one further out makes their IETF members one as its
+// status is written, editing the header values of that one, which a
+// middleware further in, on such a goroutine, may be reading. Name their
+// policies apart, or put such a handler outside them, or inside the
+// innermost middleware.
 //
 // # Operations
 //

@@ -50,7 +50,12 @@ import (
 // removed from a line of one member (IETFMostConstraining) makes way for
 // the line's next most constraining policy, counted after the holds (see
 // dropMember).
-func oneMemberPerName(ctx context.Context, h http.Header, res *Result, vals *[2]string, held time.Duration) {
+//
+// self is the Result this middleware put in the context of the request
+// it passed on, which ctx may hold (the others in ctx are further out's);
+// res is self, or a copy of it holding the decisions as they are now
+// (see counted), and vals the header values of res.
+func oneMemberPerName(ctx context.Context, h http.Header, self, res *Result, vals *[2]string, held time.Duration) {
 	if vals == nil || res.wrote != uint8(IETF)+1 || !decided(&res.pr) {
 		return
 	}
@@ -58,7 +63,7 @@ func oneMemberPerName(ctx context.Context, h http.Header, res *Result, vals *[2]
 	// the request passed on.
 	own := held
 	eachOuter(ctx, chainKey{}, held, func(c *resultContext, since time.Duration) bool {
-		if &c.res != res {
+		if &c.res != self {
 			return true
 		}
 		own = since
@@ -67,7 +72,7 @@ func oneMemberPerName(ctx context.Context, h http.Header, res *Result, vals *[2]
 	for i := range res.Len() {
 		name := res.Policy(i).Name()
 		eachOuter(ctx, chainKey{}, 0, func(c *resultContext, held time.Duration) bool {
-			if &c.res == res {
+			if &c.res == self {
 				return true // the context of the request passed on is ours
 			}
 			if c.res.wrote != uint8(IETF)+1 {
@@ -160,18 +165,26 @@ func passShared(w http.ResponseWriter, caller, r *http.Request, next http.Handle
 }
 
 // uniqueNames makes one the members of each name of res as the response
-// served by passShared goes out.
+// served by passShared goes out. Once the request is passed on, vals is
+// shared with the middlewares further in, which read it, perhaps on a
+// goroutine of their own (see counted): the lines are edited with a copy
+// of it, made when the status is written or the handler has returned.
 type uniqueNames struct {
 	ctx  context.Context
 	h    http.Header
 	res  *Result
 	vals *[2]string
+	own  [2]string
 }
 
-func (u *uniqueNames) written(int) { oneMemberPerName(u.ctx, u.h, u.res, u.vals, 0) }
+func (u *uniqueNames) written(int) {
+	u.own = *u.vals
+	oneMemberPerName(u.ctx, u.h, u.res, u.res, &u.own, 0)
+}
 
 func (u *uniqueNames) done(_ int, sent bool) {
 	if !sent {
-		oneMemberPerName(u.ctx, u.h, u.res, u.vals, 0)
+		u.own = *u.vals
+		oneMemberPerName(u.ctx, u.h, u.res, u.res, &u.own, 0)
 	}
 }

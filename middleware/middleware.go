@@ -603,7 +603,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		m.stats.denied.Add(1)
 		m.observe(r, res, Denied, start, countedOut)
 		if shared {
-			oneMemberPerName(r.Context(), w.Header(), res, vals, 0)
+			oneMemberPerName(r.Context(), w.Header(), res, res, vals, 0)
 		}
 		m.refusing(r, func() {
 			if m.onDeny != nil {
@@ -639,7 +639,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			m.refund(r, res, m.clock.Now().Sub(held))
 			m.setHeldHeaders(r, w.Header(), profile, res, outer, vals, buf, 0, redecided, listed, merged, restate)
 			if nested && sharesName(r.Context(), res, vals) {
-				oneMemberPerName(r.Context(), w.Header(), res, vals, 0)
+				oneMemberPerName(r.Context(), w.Header(), res, res, vals, 0)
 			}
 			// Its retry waits for its turn, and for the middlewares
 			// further out that admitted it with their last units.
@@ -666,7 +666,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			m.refund(r, res, waited)
 			m.setHeldHeaders(r, w.Header(), profile, res, outer, vals, buf, waited, redecided, listed, merged, restate)
 			if nested && sharesName(r.Context(), res, vals) {
-				oneMemberPerName(r.Context(), w.Header(), res, vals, waited)
+				oneMemberPerName(r.Context(), w.Header(), res, res, vals, waited)
 			}
 			retry := int64(0) // a client gone reads no Retry-After
 			if errors.Is(err, context.DeadlineExceeded) {
@@ -769,30 +769,80 @@ func (m *Middleware) serveCounted(w http.ResponseWriter, caller, r *http.Request
 }
 
 // counted gives back the units of a request served by serveCounted.
+//
+// Once r is passed on, res and vals are shared with the middlewares
+// further in, which read them (see unrepeated, outerWait, sharesName and
+// oneMemberPerName), perhaps on a goroutine of their own that a handler
+// between does not wait for (http.TimeoutHandler once its time is up): so
+// counted writes neither. The give-back is made on a copy of res (own),
+// and the header values edited as the response goes out are a copy of
+// vals (ownVals), made when the status is written or the handler has
+// returned: by then, on one goroutine, the middlewares further in have
+// written theirs. The one thing they write in res is the mark of a
+// refusal (see refusedFurtherIn).
 type counted struct {
 	m      *Middleware
 	r      *http.Request
-	res    *Result
+	res    *Result // shared: read only
 	taking time.Time
 	held   time.Duration // the hold before r was served (see serveCounted)
-	vals   *[2]string
+	vals   *[2]string    // shared: read only
 	h      http.Header
 	gave   bool // the give-back was made (or tried)
 	shared bool // see serveCounted
 	// countedOut are the policies of res (a mask over its Set) that a
 	// middleware further out counted r under (see serveCounted).
 	countedOut uint64
+	// own is res as this middleware goes on with it: res itself, or,
+	// once units came back, its copy holding the store's report of them.
+	own *Result
+	// ownVals is the copy of vals the response's lines are edited with,
+	// once copied (valsCopied).
+	ownVals    [2]string
+	valsCopied bool
+}
+
+// values returns the header values to edit the response's lines with: a
+// copy of vals, made at the first call.
+func (c *counted) values() *[2]string {
+	if c.vals == nil {
+		return nil
+	}
+	if !c.valsCopied {
+		c.ownVals, c.valsCopied = *c.vals, true
+	}
+	return &c.ownVals
+}
+
+// giveBack gives back, for status, the units of the policies of res that
+// do not count it, on a copy of res (see counted), and returns them (see
+// Middleware.giveBack).
+func (c *counted) giveBack(status int) uint64 {
+	c.own = c.res
+	give := giveMask(c.r, c.res, status)
+	if give == 0 {
+		return 0
+	}
+	own := &Result{shadow: c.res.shadow, fallback: c.res.fallback, wrote: c.res.wrote, marks: c.res.marks, err: c.res.err}
+	resultroom.Copy(&own.pr, &c.res.pr)
+	c.own = own
+	return c.m.giveBack(c.r, own, give, c.taking, c.countedOut)
 }
 
 // written gives back as the status of a refusal further in is written,
 // before the headers go out.
 func (c *counted) written(status int) {
-	if c.res.marks&markRefused != 0 && !c.gave {
+	if !c.gave && c.res.refusedFurtherIn() {
 		c.gave = true
-		reviseLine(c.h, c.res, c.vals, c.m.giveBack(c.r, c.res, status, c.taking, c.countedOut), c.held, c.m.pkSecret)
+		given := c.giveBack(status)
+		reviseLine(c.h, c.own, c.values(), given, c.held, c.m.pkSecret)
 	}
 	if c.shared {
-		oneMemberPerName(c.r.Context(), c.h, c.res, c.vals, 0)
+		own := c.own
+		if own == nil {
+			own = c.res
+		}
+		oneMemberPerName(c.r.Context(), c.h, c.res, own, c.values(), 0)
 	}
 }
 
@@ -803,34 +853,37 @@ func (c *counted) done(status int, sent bool) {
 		return
 	}
 	c.gave = true
-	if given := c.m.giveBack(c.r, c.res, status, c.taking, c.countedOut); !sent {
-		reviseLine(c.h, c.res, c.vals, given, c.held, c.m.pkSecret)
+	if given := c.giveBack(status); !sent {
+		reviseLine(c.h, c.own, c.values(), given, c.held, c.m.pkSecret)
 		if c.shared {
-			oneMemberPerName(c.r.Context(), c.h, c.res, c.vals, 0)
+			oneMemberPerName(c.r.Context(), c.h, c.res, c.own, c.values(), 0)
 		}
 	}
 }
 
-// giveBack gives back the units of the policies of res, admitted for r
-// and answered with status, whose count says the response does not count,
-// and returns them, as a mask over res's policies, when the give-back
-// succeeded: res holds the store's report of their keys after it. A
-// failure goes to the error hook. The observer is told of each policy
-// whose units came back but those of countedOut (a mask over res's Set):
-// a middleware further out counted r under them, and gives back there and
-// tells of it, so that a request is given back once under a policy, as
-// it is counted allowed once (see Event.CountedFurtherOut). Stats counts
-// r either way: this middleware gave back units of its own.
-func (m *Middleware) giveBack(r *http.Request, res *Result, status int, taking time.Time, countedOut uint64) uint64 {
+// giveMask returns the policies of res (a mask over its policies),
+// admitted for r and answered with status, whose count says the response
+// does not count.
+func giveMask(r *http.Request, res *Result, status int) uint64 {
 	var give uint64
 	for i := range res.Len() {
 		if !res.Policy(i).Counts(r, status) {
 			give |= 1 << i
 		}
 	}
-	if give == 0 {
-		return 0
-	}
+	return give
+}
+
+// giveBack gives back the units of the policies of give (a mask over the
+// policies of res, admitted for r: see giveMask), and returns them when
+// the give-back succeeded: res holds the store's report of their keys
+// after it. A failure goes to the error hook. The observer is told of
+// each policy whose units came back but those of countedOut (a mask over
+// res's Set): a middleware further out counted r under them, and gives
+// back there and tells of it, so that a request is given back once under
+// a policy, as it is counted allowed once (see Event.CountedFurtherOut).
+// Stats counts r either way: this middleware gave back units of its own.
+func (m *Middleware) giveBack(r *http.Request, res *Result, give uint64, taking time.Time, countedOut uint64) uint64 {
 	ctx, cancel := afterContext(r)
 	defer cancel()
 	if err := res.pr.GiveBack(ctx, m.decider(res), m.clock.Now().Sub(taking), give); err != nil {
@@ -868,7 +921,7 @@ func (m *Middleware) giveBack(r *http.Request, res *Result, status int, taking t
 func (m *Middleware) refusing(r *http.Request, answer func()) {
 	eachOuter(r.Context(), outerKey{}, 0, func(c *resultContext, _ time.Duration) bool {
 		if c.res.marks&markCounting != 0 {
-			c.res.marks |= markRefused
+			c.res.refuseFurtherIn()
 		}
 		return true
 	})

@@ -1,6 +1,7 @@
 package middleware
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
@@ -52,14 +53,24 @@ type Result struct {
 	// profile's values left as an outer middleware wrote them). A byte
 	// beside the bools, where it takes no room of its own.
 	wrote uint8
-	// marks holds markRefused, markStoreFailed, markMost and
-	// markCounting. A byte beside wrote.
+	// marks holds markStoreFailed, markMost and markCounting. A byte
+	// beside wrote.
 	marks uint8
 	// outerWait is the wait of the middlewares further out (see
 	// outerWait) for a denied request, in whole seconds, rounded up (at
 	// most 136 years): its 429 waits at least that long. It fits the
 	// padding after the bools, where a Duration would not fit the
 	// request's size class (see TestResultContextSizeClass).
+	//
+	// A request served by serveCounted (markCounting) is admitted, and
+	// has no such wait: on its Result the word holds instead whether a
+	// middleware further in answered the request itself (see refusing,
+	// refusedFurtherIn). That middleware may run on a goroutine of its
+	// own (a handler between the two that serves the rest of the chain
+	// on one and answers without waiting for it, as http.TimeoutHandler
+	// does once its time is up): the mark is written and read with
+	// atomic operations, and is the only part of the Result written once
+	// the request was passed on.
 	outerWait uint32
 	// err is the failure the middleware met, if any (see Err).
 	err error
@@ -67,23 +78,32 @@ type Result struct {
 
 // The bits of Result.marks.
 const (
-	// markRefused is set by a middleware further in that answers the
-	// request itself (see refusing), on a Result marked markCounting.
-	markRefused uint8 = 1 << iota
 	// markStoreFailed is set when the middleware counts a failure of its
 	// store call for the request (see StoreFailed).
-	markStoreFailed
+	markStoreFailed uint8 = 1 << iota
 	// markMost is set when the middleware writes its IETF RateLimit line
 	// with the most constraining member only (IETFMostConstraining, its
 	// own or that of the middleware further out whose profile it writes
 	// in): a middleware further in reads it as the profile.
 	markMost
 	// markCounting is set on the Result of a request served by
-	// serveCounted, the only one markRefused is read on, before it is
-	// passed on: refusing writes no other Result, which a goroutine of
-	// the shadow report or of a handler may be reading.
+	// serveCounted, the only one whose refusal further in is read
+	// (refusedFurtherIn), before it is passed on: refusing marks no other
+	// Result, which a goroutine of the shadow report or of a handler may
+	// be reading.
 	markCounting
 )
+
+// refuseFurtherIn marks res, the Result of a request served by
+// serveCounted (markCounting), as answered by a middleware further in
+// (see refusing), which may run on another goroutine than res's
+// middleware (see Result.outerWait).
+func (res *Result) refuseFurtherIn() { atomic.StoreUint32(&res.outerWait, 1) }
+
+// refusedFurtherIn reports whether a middleware further in marked res,
+// the Result of a request served by serveCounted, as answered by itself
+// (see refuseFurtherIn).
+func (res *Result) refusedFurtherIn() bool { return atomic.LoadUint32(&res.outerWait) != 0 }
 
 // StoreFailed reports whether the middleware counted the store call that
 // was to decide the request as failed, as one of Stats.StoreErrors: the
@@ -107,6 +127,11 @@ func (res *Result) StoreFailed() bool { return res.marks&markStoreFailed != 0 }
 // allowed. In shadow mode, which refuses nothing, it is the policies' wait
 // alone.
 func (res *Result) RetryAfter() time.Duration {
+	if res.marks&markCounting != 0 {
+		// Admitted, and served: its outerWait holds a mark (see
+		// refusedFurtherIn), not a wait.
+		return res.pr.RetryAfter()
+	}
 	return max(res.pr.RetryAfter(), time.Duration(res.outerWait)*time.Second)
 }
 

@@ -8,6 +8,7 @@ import (
 	"math/bits"
 	"net/http"
 	"reflect"
+	"slices"
 	"time"
 	"unsafe"
 
@@ -118,6 +119,30 @@ func init() {
 		r.(*Result).give(room.Parts())
 	}
 	resultroom.Decisions = func(r any) []algorithms.Decision { return r.(*Result).decisions() }
+	resultroom.Copy = func(dst, src any) { dst.(*Result).copyOf(src.(*Result)) }
+}
+
+// copyOf makes res, a Result not in use, a copy of src (see
+// resultroom.Copy): its checks and decisions, and the store calls of its
+// guards, in room of its own; its keys src's.
+func (res *Result) copyOf(src *Result) {
+	res.set, res.mask, res.skipped, res.given = src.set, src.mask, src.skipped, src.given
+	res.taken, res.refunded, res.gaveBack, res.peeked = src.taken, src.refunded, src.gaveBack, src.peeked
+	res.gr = nil
+	res.n = 0
+	if n := int(src.n); n > 0 {
+		res.grow(n)
+		res.n = src.n
+		chks, decs := res.parts()
+		schks, sdecs := src.parts()
+		copy(chks, schks)
+		copy(decs, sdecs)
+	}
+	// The checks' keys are in src's key bytes (or allocated): shared.
+	res.keys, res.keyRoom = src.keys, src.keyRoom
+	if g := src.gr; g != nil {
+		res.gr = &guardRoom{checks: slices.Clone(g.checks), decs: slices.Clone(g.decs), idx: slices.Clone(g.idx), off: g.off, own: g.own}
+	}
 }
 
 // decisions returns the decisions of res in place: none before Take.

@@ -24,6 +24,15 @@ type Room interface {
 // when it is initialised.
 var Give func(res any, room Room)
 
+// Copy makes dst, a *policy.Result not in use, a copy of src, a taken
+// *policy.Result, with room of its own (allocated) for its checks,
+// decisions and guards' store calls: a GiveBack or Refund of the copy
+// writes nothing src holds, and src's readers see it as it was. The copy
+// shares src's key bytes, which only a Prepare of src writes again: it
+// is for use while src is not prepared anew. Package policy sets Copy
+// when it is initialised.
+var Copy func(dst, src any)
+
 // Decisions returns the decisions of res, a *policy.Result, in place: none
 // before it is taken (as policy.Result.Decision returns the zero
 // Decision), then one per evaluated policy, in order. They are for
