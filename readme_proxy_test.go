@@ -37,6 +37,38 @@ func TestReadmeQuickStartWarnsBehindProxy(t *testing.T) {
 	}
 }
 
+// TestReadmeQuickStartNestedWarnsOnce: the README says that a middleware
+// nested in another (the quick start's login in global) leaves the requests
+// the outer one decided to the outer one's forwarding check, so that the
+// quick start warns once, not twice, though both keys ignore the header:
+// a forwarded POST /login, which both middlewares decide, then a GET.
+func TestReadmeQuickStartNestedWarnsOnce(t *testing.T) {
+	log := captureDefaultLog(t)
+
+	_, store := clockedStore(t)
+	h := readmeQuickStart(store, hello, hello)
+	for i, path := range []string{"/login", "/"} {
+		var req *http.Request
+		if path == "/login" {
+			req = httptest.NewRequest("POST", path, strings.NewReader("username=ann"))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		} else {
+			req = httptest.NewRequest("GET", path, nil)
+		}
+		req.RemoteAddr = "10.0.0.5:41000" // the proxy
+		req.Header.Set("X-Forwarded-For", "203.0.113.7")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code != http.StatusOK {
+			t.Fatalf("request %d (%s): %d, want 200", i, path, w.Code)
+		}
+	}
+	out := log()
+	if n := strings.Count(out, "ratekeeper: setup warning"); n != 1 {
+		t.Errorf("nested middlewares behind a proxy: %d setup warnings, want 1 (the outer one's); log:\n%s", n, out)
+	}
+}
+
 // captureDefaultLog sends slog.Default's records, as text, to a buffer
 // until the test ends (then the default is restored), and returns a
 // function reading what was logged so far.
