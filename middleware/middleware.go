@@ -764,7 +764,7 @@ func (m *Middleware) serveCounted(w http.ResponseWriter, caller, r *http.Request
 		defer reqcopy.Back(caller, r)
 	}
 	res.marks |= markCounting // see refusing
-	c := &counted{m: m, r: r, res: res, taking: taking, held: held, vals: vals, h: w.Header(), shared: shared, countedOut: countedOut}
+	c := &counted{m: m, r: r, res: res, own: res, taking: taking, held: held, vals: vals, h: w.Header(), shared: shared, countedOut: countedOut}
 	timing.ServeStatus(w, r, next, c.written, c.done)
 }
 
@@ -818,7 +818,6 @@ func (c *counted) values() *[2]string {
 // do not count it, on a copy of res (see counted), and returns them (see
 // Middleware.giveBack).
 func (c *counted) giveBack(status int) uint64 {
-	c.own = c.res
 	give := giveMask(c.r, c.res, status)
 	if give == 0 {
 		return 0
@@ -838,11 +837,7 @@ func (c *counted) written(status int) {
 		reviseLine(c.h, c.own, c.values(), given, c.held, c.m.pkSecret)
 	}
 	if c.shared {
-		own := c.own
-		if own == nil {
-			own = c.res
-		}
-		oneMemberPerName(c.r.Context(), c.h, c.res, own, c.values(), 0)
+		oneMemberPerName(c.r.Context(), c.h, c.res, c.own, c.values(), 0)
 	}
 }
 
